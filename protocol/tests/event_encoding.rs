@@ -8,7 +8,6 @@ use protocol::board::hex::Hex;
 use protocol::board::scenario::{Scenario, Side, UnitId};
 use protocol::event::*;
 use protocol::game::phase::Clock;
-use protocol::script::{self, OfflineRun};
 use protocol::{Game, Outcome, ReadScenario};
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -16,7 +15,7 @@ use std::path::Path;
 
 #[path = "support/events.rs"]
 mod events;
-use events::built_events;
+use events::{built_events, position_samples};
 
 // The enum as it stood before its variants wrapped one struct each, kept to check that
 // every event still encodes to the same bytes (bincode, by variant index) and the same JSON.
@@ -1164,41 +1163,9 @@ fn same_encoding(event: &Event) {
     assert_eq!(serde_json::to_string(event).unwrap(), old_json);
 }
 
-/// The events every position script makes, in order.
-fn position_events() -> Vec<Event> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/positions");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .expect("positions directory")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "script"))
-        .collect();
-    paths.sort();
-    let mut events = vec![];
-    for path in paths {
-        let text = std::fs::read_to_string(&path).unwrap();
-        let scenario_path = path
-            .parent()
-            .unwrap()
-            .join(script::scenario_directive(&text).expect("a scenario line"));
-        let scenario =
-            Scenario::from_toml(&std::fs::read_to_string(scenario_path).unwrap()).unwrap();
-        events.push(Event::GameCreated(GameCreated {
-            scenario: scenario.clone(),
-        }));
-        let lines = script::parse_script(&text, &scenario).unwrap();
-        let mut run = OfflineRun::new(Game::new(scenario));
-        for line in &lines {
-            if let Some(Ok(made)) = run.step(line).map(|r| r.result) {
-                events.extend(made);
-            }
-        }
-    }
-    events
-}
-
 #[test]
 fn every_event_reads_as_the_old_enum_wrote_it() {
-    let events = position_events();
+    let (_, events, _) = position_samples();
     let game = Game::new(match &events[0] {
         Event::GameCreated(GameCreated { scenario }) => scenario.clone(),
         _ => unreachable!("the first event made is GameCreated"),

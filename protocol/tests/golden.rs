@@ -30,13 +30,11 @@
 
 use data_encoding::HEXLOWER;
 use protocol::board::hex::Hex;
-use protocol::board::scenario::{Scenario, Side, UnitId};
+use protocol::board::scenario::{Side, UnitId};
 use protocol::chain::{self, Entry, Issued, GENESIS};
 use protocol::command::{CcAttack, CcWithdrawal, DiceCount};
 use protocol::event::*;
-use protocol::script::{self, Action, OfflineRun};
-use protocol::ReadScenario as _;
-use protocol::{Command, Game, Outcome};
+use protocol::{Command, Outcome};
 use serde::de::{DeserializeOwned, Visitor};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -44,7 +42,7 @@ use std::path::{Path, PathBuf};
 
 #[path = "support/events.rs"]
 mod events;
-use events::built_events;
+use events::{built_events, position_samples};
 
 const FIXTURE: &str = "tests/golden/format-4.txt";
 
@@ -350,43 +348,6 @@ fn pick<'a, T: Stored>(name: &str, candidates: &'a [T]) -> Option<&'a T> {
                 })
         })
         .map(|(_, c)| c)
-}
-
-/// The commands and events of every position script, in order.
-fn position_samples() -> (Vec<Command>, Vec<Event>, Game) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/positions");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .expect("positions directory")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "script"))
-        .collect();
-    paths.sort();
-    let (mut commands, mut events) = (vec![], vec![]);
-    let mut first_game = None;
-    for path in paths {
-        let text = std::fs::read_to_string(&path).unwrap();
-        let scenario_path = path
-            .parent()
-            .unwrap()
-            .join(script::scenario_directive(&text).expect("a scenario line"));
-        let scenario =
-            Scenario::from_toml(&std::fs::read_to_string(scenario_path).unwrap()).unwrap();
-        events.push(Event::GameCreated(GameCreated {
-            scenario: scenario.clone(),
-        }));
-        let lines = script::parse_script(&text, &scenario).unwrap();
-        let mut run = OfflineRun::new(Game::new(scenario));
-        first_game.get_or_insert_with(|| run.game.clone());
-        for line in &lines {
-            if let Action::Command(c) = &line.action {
-                commands.push(c.clone());
-            }
-            if let Some(Ok(made)) = run.step(line).map(|r| r.result) {
-                events.extend(made);
-            }
-        }
-    }
-    (commands, events, first_game.expect("a position"))
 }
 
 /// Commands no position script issues.

@@ -1,12 +1,16 @@
-//! Events of the variants no position script makes — the clocks, undo's older form, the dice
-//! scheme and a few answers — built by hand, for the tests that need a sample of every event
-//! (`event_encoding.rs`, `golden.rs`).
+//! Samples of every command and event, for the tests that need one of each
+//! (`event_encoding.rs`, `golden.rs`): those the position scripts give and make, and events of
+//! the variants no script makes — the clocks, undo's older form, the dice scheme and a few
+//! answers — built by hand.
 
 use protocol::board::hex::Hex;
+use protocol::board::scenario::Scenario;
 use protocol::board::scenario::{Side, UnitId};
 use protocol::event::*;
 use protocol::game::phase::Clock;
-use protocol::{Game, Outcome};
+use protocol::script::{self, Action, OfflineRun};
+use protocol::{Command, Game, Outcome, ReadScenario as _};
+use std::path::Path;
 
 pub fn built_events(game: &Game) -> Vec<Event> {
     let charge = protocol::game::timing::Charge {
@@ -105,4 +109,42 @@ pub fn built_events(game: &Game) -> Vec<Event> {
             next: Clock::START,
         }),
     ]
+}
+
+/// The commands and events of every position script, in order, and the first script's game
+/// as it starts.
+pub fn position_samples() -> (Vec<Command>, Vec<Event>, Game) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/positions");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .expect("positions directory")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "script"))
+        .collect();
+    paths.sort();
+    let (mut commands, mut events) = (vec![], vec![]);
+    let mut first_game = None;
+    for path in paths {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let scenario_path = path
+            .parent()
+            .unwrap()
+            .join(script::scenario_directive(&text).expect("a scenario line"));
+        let scenario =
+            Scenario::from_toml(&std::fs::read_to_string(scenario_path).unwrap()).unwrap();
+        events.push(Event::GameCreated(GameCreated {
+            scenario: scenario.clone(),
+        }));
+        let lines = script::parse_script(&text, &scenario).unwrap();
+        let mut run = OfflineRun::new(Game::new(scenario));
+        first_game.get_or_insert_with(|| run.game.clone());
+        for line in &lines {
+            if let Action::Command(c) = &line.action {
+                commands.push(c.clone());
+            }
+            if let Some(Ok(made)) = run.step(line).map(|r| r.result) {
+                events.extend(made);
+            }
+        }
+    }
+    (commands, events, first_game.expect("a position"))
 }
