@@ -10,7 +10,7 @@ use super::counters::{classify, Alliance, Counter, Nationality};
 use super::geometry::{BoardSlot, Located, MapLayout, Point};
 use super::save::{Piece, SavedGame};
 use board::scenario::{Morale, UnitKind};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 
 /// The ids VASL gives its main map window (older saves call it `Map0`). Pieces on any
@@ -302,10 +302,22 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
     let mut weapons: Vec<ImportedWeapon> = Vec::new();
     let mut report: Vec<ReportEntry> = Vec::new();
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-    let mut next_id = |stem: String| {
+    let mut taken: BTreeSet<String> = BTreeSet::new();
+    // A piece's id is its stem and its number among the pieces of that stem. A stem may end in
+    // a digit (the save names a weapon `BAZ4`, or `BAZ41`): the number is then set off by `-`,
+    // and an id another stem already made is passed over, so no two pieces share an id and the
+    // scenario reads back.
+    let mut next_id = |stem: String| loop {
         let n = counts.entry(stem.clone()).or_insert(0);
         *n += 1;
-        format!("{stem}{n}")
+        let id = if stem.ends_with(|c: char| c.is_ascii_digit()) {
+            format!("{stem}-{n}")
+        } else {
+            format!("{stem}{n}")
+        };
+        if taken.insert(id.clone()) {
+            return id;
+        }
     };
 
     // Whether each piece imported is a secret of its side, for the report of its repeats.
@@ -1365,6 +1377,47 @@ mod tests {
             ),
             "{refused}"
         );
+    }
+
+    /// Ids are numbered after their counter's name, and a name may end in a digit: the eleventh
+    /// `BAZ4` was numbered `ge-baz411`, as the first `BAZ41` was, and the scenario made of a
+    /// legitimate save was then refused for an id used twice. Every id imported is one piece's.
+    #[test]
+    fn weapons_whose_names_end_in_digits_get_ids_of_their_own() {
+        let mut commands = vec!["bd\t0\t0\t02\tVER\t6.4\t".to_string()];
+        commands.push(writer::piece_command(
+            "sq",
+            &[("piece;K;D;ge/ge467S;4-6-7 1sq", "Main Map;500;500;1")],
+        ));
+        for (i, name) in std::iter::repeat_n("BAZ4", 11)
+            .chain(["BAZ41", "BAZ4", "BAZ411"])
+            .enumerate()
+        {
+            commands.push(writer::piece_command(
+                &format!("w{i}"),
+                &[(&format!("piece;K;D;ge/geBAZ;{name}"), "Main Map;500;500;1")],
+            ));
+        }
+        let bytes = writer::vsav(
+            &writer::encode(
+                &writer::saved_game_text(&commands),
+                crate::save::Encoding::Plain,
+            ),
+            Some("VASL"),
+        );
+        let made = new_game_from_save(&bytes, "x").unwrap();
+        assert_eq!(made.imported.weapons.len(), 14);
+        let ids: std::collections::BTreeSet<&str> = made
+            .imported
+            .weapons
+            .iter()
+            .map(|w| w.id.as_str())
+            .chain(made.imported.units.iter().map(|u| u.id.as_str()))
+            .collect();
+        assert_eq!(ids.len(), 15, "{ids:?}");
+        for id in &ids {
+            board::scenario::check_id("id", id).unwrap();
+        }
     }
 
     fn layout() -> MapLayout {
