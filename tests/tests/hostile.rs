@@ -764,6 +764,78 @@ async fn reviews_open_at_once_are_capped() {
     server.stop().await;
 }
 
+/// Nanoseconds the threads of this process named `name` have run (Linux's per-thread
+/// `schedstat`), living threads only.
+fn cpu_of_threads_named(name: &str) -> u64 {
+    let mut total = 0;
+    for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if comm.trim_end() != name {
+            continue;
+        }
+        let stat = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
+        total += stat
+            .split_whitespace()
+            .next()
+            .and_then(|ns| ns.parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    total
+}
+
+/// A review needs no token, and each of its reads of a position replays the game from its
+/// first event: an anonymous client reviewing a long export and asking for positions took the
+/// players' threads for as long as the replays ran, and so delayed every game's commands
+/// (with eight reviews open, their reads could hold both cores). The review's verifying and
+/// every read of it run on the audience's threads, which the kernel schedules below the
+/// players': the audience's threads do the replays' work, at least half of what replaying the
+/// export here takes.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_is_read_on_the_audiences_threads() {
+    let (_dir, server) = start(Config {
+        reads_per_second_max: 100_000,
+        ..start_config()
+    })
+    .await;
+    let export = finished_export(&server.url).await;
+    const READS: usize = 40;
+    let mine = std::time::Instant::now();
+    let verified = protocol::export::verify(export.as_bytes(), &mut |_, _| {}).unwrap();
+    let events: Vec<_> = verified.entries.into_iter().map(|e| e.event).collect();
+    for _ in 0..READS {
+        let game = protocol::Game::replay(events.iter()).unwrap();
+        std::hint::black_box(&game);
+    }
+    let mine = mine.elapsed().as_nanos() as u64;
+
+    let before = cpu_of_threads_named("audience");
+    let mut ws = open(&server.url).await;
+    send(
+        &mut ws,
+        &ClientMessage::Review {
+            export: export.clone(),
+            server_key: None,
+            receipts: vec![],
+        },
+    )
+    .await;
+    let ServerMessage::Reviewing { version, .. } = recv(&mut ws).await else {
+        panic!("the export is opened for review");
+    };
+    for _ in 0..READS {
+        send(&mut ws, &ClientMessage::GetStateAt { version }).await;
+        let state = recv(&mut ws).await;
+        assert!(matches!(state, ServerMessage::State { .. }), "{state:?}");
+    }
+    let audience = cpu_of_threads_named("audience") - before;
+    assert!(
+        audience >= mine / 2,
+        "the audience's threads ran {audience} ns for {READS} replays that take {mine} ns here"
+    );
+    server.stop().await;
+}
+
 /// Issue 50: the bytes of the exports under review are capped too (`REVIEW_BYTES_MAX`), each
 /// file charged from before it is verified until its connection ends: with room for two and
 /// a half files, a third is refused naming the limit, however many reviews the count allows.

@@ -198,12 +198,13 @@ impl Connection {
 
     /// Serves frames until the connection ends, then leaves its game; `admitted` (its place
     /// under the connection limits) is given back last.
-    /// A connection that joins as a spectator goes on serving on the audience's threads
-    /// (`crate::network::audience`), so that its writes never queue before a player's frame.
+    /// A connection that joins as a spectator, or opens an export for review, goes on serving
+    /// on the audience's threads (`crate::network::audience`), so that its writes, and a
+    /// review's replays, never queue before a player's frame.
     async fn finish(mut self, admitted: Admitted) {
         let mut shutdown = self.shared.stopping.clone();
         let served = self.serve_frames(&mut shutdown).await;
-        if let Ok(Served::Spectating) = served {
+        if let Ok(Served::Apart) = served {
             self.on_audience = true;
             let audience = self.shared.audience.clone();
             let rest = Box::pin(async move {
@@ -250,7 +251,7 @@ struct Connection {
     counted: Counted,
     /// The close frame the client sent, once it has: echoed, not answered with our own.
     closed_by_peer: Option<Option<CloseFrame>>,
-    /// Whether it is served on the audience's threads (it joined as a spectator).
+    /// Whether it is served on the audience's threads (it joined as a spectator or reviews).
     on_audience: bool,
 }
 
@@ -295,8 +296,9 @@ impl std::fmt::Display for Closing {
 /// How serving a connection's frames stopped.
 enum Served {
     Closed(Closing),
-    /// It joined a game as a spectator: serving goes on on the audience's threads.
-    Spectating,
+    /// It joined a game as a spectator or opened an export for review: serving goes on on
+    /// the audience's threads.
+    Apart,
 }
 
 fn ended(code: CloseCode, reason: impl Into<String>) -> Served {
@@ -316,8 +318,10 @@ impl Connection {
     async fn close(&mut self, served: Result<Served, Closing>) -> Closing {
         let closing = match served {
             Ok(Served::Closed(c)) | Err(c) => c,
-            Ok(Served::Spectating) => {
-                unreachable!("a spectator is served on the audience's threads until it closes")
+            Ok(Served::Apart) => {
+                unreachable!(
+                    "a spectator or a review is served on the audience's threads until it closes"
+                )
             }
         };
         if closing.unheard {
@@ -526,9 +530,10 @@ impl Connection {
                             // would otherwise hold that much.
                             Box::pin(self.handle(message)).await?;
                             if !self.on_audience
-                                && self.joined.as_ref().is_some_and(|j| j.viewer == Viewer::Spectator)
+                                && (self.review.is_some()
+                                    || self.joined.as_ref().is_some_and(|j| j.viewer == Viewer::Spectator))
                             {
-                                return Ok(Served::Spectating);
+                                return Ok(Served::Apart);
                             }
                         }
                         Err(e) => {
@@ -923,10 +928,14 @@ impl Connection {
         };
         let key = self.shared.registry.server_key();
         let boards = self.config.boards.clone();
-        match tokio::task::spawn_blocking(move || {
-            Review::open(&export, &key, boards.as_deref(), &checks)
-        })
-        .await
+        // On the audience's threads, below the players': a review needs no token, and its
+        // verifying replays the whole game, as each read of a position does after it (the
+        // connection is served there once the review is open).
+        match self
+            .shared
+            .audience
+            .spawn_blocking(move || Review::open(&export, &key, boards.as_deref(), &checks))
+            .await
         {
             Ok(Ok(review)) => {
                 let opened = review.opened();
