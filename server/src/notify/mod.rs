@@ -254,16 +254,39 @@ pub const CONFIRM_MAILS_PER_ADDRESS_WINDOW: Duration = Duration::from_secs(24 * 
 pub const CONFIRM_TRIES_MAX: u32 = 5;
 
 /// The mailbox `address` reaches, as [`CONFIRM_MAILS_PER_ADDRESS_MAX`] counts it: lower case,
-/// the local part without a `+tag` or dots.
+/// the local part unquoted (`"b\ob"` is `bob`, RFC 5321 4.1.2) and without a `+tag` or dots,
+/// the domain as it is looked up (UTS 46, as lettre sends it: full-width letters and Unicode
+/// read as their ASCII name). Each spelling of one mailbox counted apart would let a player
+/// have it mailed without end.
 fn mailbox(address: &str) -> String {
-    let address = address.trim().to_lowercase();
-    match address.rsplit_once('@') {
-        Some((local, domain)) => {
-            let local = local.split_once('+').map_or(local, |(base, _)| base);
-            format!("{}@{domain}", local.replace('.', ""))
+    let address = address.trim();
+    let Some((local, domain)) = address.rsplit_once('@') else {
+        return address.to_lowercase();
+    };
+    let local = match local
+        .strip_prefix('"')
+        .and_then(|quoted| quoted.strip_suffix('"'))
+    {
+        Some(quoted) => {
+            let mut unquoted = String::with_capacity(quoted.len());
+            let mut chars = quoted.chars();
+            while let Some(c) = chars.next() {
+                unquoted.push(if c == '\\' {
+                    chars.next().unwrap_or(c)
+                } else {
+                    c
+                });
+            }
+            unquoted
         }
-        None => address,
+        None => local.to_string(),
     }
+    .to_lowercase();
+    let local = local
+        .split_once('+')
+        .map_or(local.as_str(), |(base, _)| base);
+    let domain = idna::domain_to_ascii(domain).unwrap_or_else(|_| domain.to_lowercase());
+    format!("{}@{domain}", local.replace('.', ""))
 }
 
 /// A code as typed: its letters, upper case, without dashes or spaces.
@@ -866,6 +889,32 @@ fn due_after(owed_ms: u64, quiet: Duration) -> tokio::time::Instant {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A mailbox is counted once however the address is written: a quoted local part
+    /// (`"bob"`, with a quoted pair `"b\ob"`) and a domain in full-width letters or in
+    /// Unicode reach the same mailbox as the plain address, and each spelling was a count of
+    /// its own, so a player could have a stranger mailed without end under
+    /// [`CONFIRM_MAILS_PER_ADDRESS_MAX`]. Every spelling here is one the server takes.
+    #[test]
+    fn every_spelling_of_an_address_is_one_mailbox() {
+        let plain = mailbox("bob@example.com");
+        for spelling in [
+            "\"bob\"@example.com",
+            "\"b\\ob\"@example.com",
+            "\"b.o.b+x\"@example.com",
+            "bob@\u{ff45}\u{ff58}ample.com",
+            "B.ob+tag@EXAMPLE.com",
+        ] {
+            assert!(spelling.parse::<lettre::Address>().is_ok(), "{spelling}");
+            assert_eq!(mailbox(spelling), plain, "{spelling}");
+        }
+        let unicode = mailbox("bob@ex\u{e4}mple.com");
+        assert!("bob@ex\u{e4}mple.com".parse::<lettre::Address>().is_ok());
+        assert_eq!(unicode, mailbox("bob@xn--exmple-cua.com"));
+        assert_eq!(unicode, mailbox("bob@EX\u{c4}MPLE.com"));
+        assert_ne!(mailbox("bobby@example.com"), plain);
+        assert_ne!(mailbox("bob@example.org"), plain);
+    }
 
     #[test]
     fn keys_name_their_seat_and_sort_by_hand_over() {
