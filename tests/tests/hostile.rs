@@ -750,6 +750,41 @@ async fn saves_read_at_once_are_capped_even_when_their_senders_leave() {
     server.stop().await;
 }
 
+/// A save is read on the audience's threads, below the players': a read that takes the
+/// reader to its limits costs a core for a while, and the [`IMPORTS_MAX`] reads at once of
+/// anyone who may create games (anyone on loopback, or with open creation) took as many cores
+/// from the players' threads, at their priority. The audience's threads do at least half of
+/// what reading that save here takes.
+///
+/// [`IMPORTS_MAX`]: server::operations::config::IMPORTS_MAX
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_save_is_read_on_the_audiences_threads() {
+    let (_dir, server) = start(start_config()).await;
+    let save = a_save_read_to_the_readers_limits();
+    let bytes = data_encoding::BASE64.decode(save.as_bytes()).unwrap();
+    let mine = cpu_of(|| vasl_save::from_save::new_game_from_save(&bytes, "heavy").is_err());
+    let before = cpu_of_threads_named("audience");
+    let mut ws = open(&server.url).await;
+    send(
+        &mut ws,
+        &ClientMessage::ImportSave {
+            save,
+            name: "heavy".into(),
+            admin_token: None,
+        },
+    )
+    .await;
+    let refused = recv(&mut ws).await;
+    assert_eq!(error_code(refused), ErrorCode::BadScenario);
+    let audience = cpu_of_threads_named("audience") - before;
+    assert!(
+        audience >= mine / 2,
+        "the audience's threads ran {audience} ns for a read that takes {mine} ns here"
+    );
+    server.stop().await;
+}
+
 /// Row 5: review needs no token, so the exports open at once are capped on the whole server;
 /// one more is refused until one closes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -764,23 +799,34 @@ async fn reviews_open_at_once_are_capped() {
     server.stop().await;
 }
 
-/// Nanoseconds the threads of this process named `name` have run (Linux's per-thread
-/// `schedstat`), living threads only.
+/// Nanoseconds a thread has run, from its `schedstat` file (Linux's, per thread).
+fn ran(schedstat: &std::path::Path) -> u64 {
+    std::fs::read_to_string(schedstat)
+        .unwrap_or_default()
+        .split_whitespace()
+        .next()
+        .and_then(|ns| ns.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Nanoseconds the threads of this process named `name` have run, living threads only.
 fn cpu_of_threads_named(name: &str) -> u64 {
     let mut total = 0;
     for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
         let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
-        if comm.trim_end() != name {
-            continue;
+        if comm.trim_end() == name {
+            total += ran(&task.path().join("schedstat"));
         }
-        let stat = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
-        total += stat
-            .split_whitespace()
-            .next()
-            .and_then(|ns| ns.parse::<u64>().ok())
-            .unwrap_or(0);
     }
     total
+}
+
+/// Nanoseconds of CPU `work` takes on the calling thread.
+fn cpu_of<T>(work: impl FnOnce() -> T) -> u64 {
+    let this = std::path::Path::new("/proc/thread-self/schedstat");
+    let before = ran(this);
+    std::hint::black_box(work());
+    ran(this) - before
 }
 
 /// A review needs no token, and each of its reads of a position replays the game from its
@@ -800,14 +846,13 @@ async fn a_review_is_read_on_the_audiences_threads() {
     .await;
     let export = finished_export(&server.url).await;
     const READS: usize = 40;
-    let mine = std::time::Instant::now();
     let verified = protocol::export::verify(export.as_bytes(), &mut |_, _| {}).unwrap();
     let events: Vec<_> = verified.entries.into_iter().map(|e| e.event).collect();
-    for _ in 0..READS {
-        let game = protocol::Game::replay(events.iter()).unwrap();
-        std::hint::black_box(&game);
-    }
-    let mine = mine.elapsed().as_nanos() as u64;
+    let mine = cpu_of(|| {
+        for _ in 0..READS {
+            std::hint::black_box(protocol::Game::replay(events.iter()).unwrap());
+        }
+    });
 
     let before = cpu_of_threads_named("audience");
     let mut ws = open(&server.url).await;

@@ -1089,12 +1089,18 @@ impl Connection {
                 )
                 .await;
         };
-        let made = tokio::task::spawn_blocking(move || {
-            let made = vasl_save::from_save::new_game_from_save(&bytes, &name);
-            drop(place);
-            made
-        })
-        .await;
+        // On the audience's threads, below the players': a hostile save keeps its read busy
+        // for as long as the reader's limits allow, on a core the players' threads would
+        // otherwise share with it at their own priority.
+        let made = self
+            .shared
+            .audience
+            .spawn_blocking(move || {
+                let made = vasl_save::from_save::new_game_from_save(&bytes, &name);
+                drop(place);
+                made
+            })
+            .await;
         match made {
             Ok(Ok(made)) => {
                 self.send(&ServerMessage::SaveImported {
