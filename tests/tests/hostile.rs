@@ -750,6 +750,56 @@ async fn saves_read_at_once_are_capped_even_when_their_senders_leave() {
     server.stop().await;
 }
 
+/// Nanoseconds every living thread of this process has run.
+fn cpu_of_process() -> u64 {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .flatten()
+        .map(|task| ran(&task.path().join("schedstat")))
+        .sum()
+}
+
+/// A connection served on the audience's threads (a spectator's, a review's) may still create
+/// a game, and the game's task was spawned where that connection ran: its players' commands
+/// were then decided, stored and written at the audience's lower priority, and the audience's
+/// threads are let go at shutdown before the games are stopped. A game's task runs on the
+/// players' threads whoever creates it: its play costs the audience's threads next to nothing.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_created_on_a_spectators_connection_is_played_on_the_players_threads() {
+    let (_dir, server) = start(start_config()).await;
+    let (watched, tokens) = create(&server.url, SCENARIO).await;
+    let mut ws = open(&server.url).await;
+    let joined = join(&mut ws, &watched, &tokens.spectator).await;
+    assert!(matches!(joined, ServerMessage::Joined { .. }), "{joined:?}");
+    send(
+        &mut ws,
+        &ClientMessage::CreateGame {
+            scenario: SCENARIO.replace("turns = 2", "turns = 1"),
+            admin_token: None,
+        },
+    )
+    .await;
+    let ServerMessage::Created { game, tokens, .. } = recv(&mut ws).await else {
+        panic!("the game is created");
+    };
+    let mut a = Connection::connect(&server.url).await.unwrap();
+    a.join(&game, &tokens.side_a, None).await.unwrap();
+    let mut b = Connection::connect(&server.url).await.unwrap();
+    b.join(&game, &tokens.side_b, None).await.unwrap();
+    let (audience, all) = (cpu_of_threads_named("audience"), cpu_of_process());
+    play_done_to_the_end(&mut a, &mut b).await.unwrap();
+    let (audience, all) = (
+        cpu_of_threads_named("audience") - audience,
+        cpu_of_process() - all,
+    );
+    assert!(
+        audience < all / 20,
+        "the audience's threads ran {audience} ns of the {all} ns the game's play took"
+    );
+    server.stop().await;
+}
+
 /// A save is read on the audience's threads, below the players': a read that takes the
 /// reader to its limits costs a core for a while, and the [`IMPORTS_MAX`] reads at once of
 /// anyone who may create games (anyone on loopback, or with open creation) took as many cores

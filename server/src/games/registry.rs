@@ -184,6 +184,11 @@ pub struct Registry {
     cluster: Option<Arc<crate::games::cluster::Cluster>>,
     /// Shares the hexes and LOS maps of games on the same map (`protocol`'s `Interner`).
     interner: Arc<protocol::board::scenario::Interner>,
+    /// The players' runtime, the one the registry is opened on: every game's task runs there,
+    /// whichever connection created or loaded the game. A spectator's or a review's connection
+    /// is served on the audience's threads (`crate::network::audience`), and a game spawned
+    /// from there ran at the audience's priority and was let go with it at shutdown.
+    players: tokio::runtime::Handle,
 }
 
 /// Makes `scenario` ready to be played here: the grids of its real boards handed in from the
@@ -438,6 +443,7 @@ impl Registry {
             notifier: std::sync::OnceLock::new(),
             cluster,
             interner: Default::default(),
+            players: tokio::runtime::Handle::current(),
         })
     }
 
@@ -624,7 +630,7 @@ impl Registry {
         }
         let (inbox, players) = mpsc::channel(self.config.game_inbox_max);
         let (reads, audience) = mpsc::channel(self.config.game_inbox_max);
-        let task = tokio::spawn(task.run(players, audience));
+        let task = self.players.spawn(task.run(players, audience));
         let mut tasks = self.tasks.lock().expect("registry lock");
         // Games come and go: keep only the tasks still running, looked through when the list
         // is full rather than at every spawn, which at a start loading 50,000 timed games
