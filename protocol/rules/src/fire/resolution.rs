@@ -474,12 +474,9 @@ pub fn assess(
     // second SMC firing it with him.
     let leaders: Vec<&&Unit> = units
         .iter()
-        .filter(|u| u.kind == UnitKind::Leader && by_leader.is_none_or(|l| l.id != u.id))
+        .filter(|u| !super::fires_own_fp(u) && by_leader.is_none_or(|l| l.id != u.id))
         .collect();
-    let mmc: Vec<&&Unit> = units
-        .iter()
-        .filter(|u| u.kind != UnitKind::Leader)
-        .collect();
+    let mmc: Vec<&&Unit> = units.iter().filter(|u| super::fires_own_fp(u)).collect();
     // Every unit whose fire is in the attack: the MMC named, and the possessors of the SW.
     let holders: Vec<&Unit> = sw
         .iter()
