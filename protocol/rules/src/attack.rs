@@ -329,13 +329,13 @@ pub(super) fn mark_opportunity_fire(
 /// ADJACENT is read here as "within one hex": whether Locations on different levels are
 /// ADJACENT is for the resolution to leave to the players (`fire::resolution`).
 fn check_fire_group(game: &Game, shooters: &[UnitId]) -> Result<(), RuleViolation> {
-    use board::scenario::UnitKind;
     let units: Vec<&game::Unit> = shooters
         .iter()
         .filter_map(|id| game.units.get(id))
         .collect();
-    let (leaders, firing): (Vec<&game::Unit>, Vec<&game::Unit>) =
-        units.iter().partition(|u| u.kind == UnitKind::Leader);
+    // A leader fires no FP of his own (`fire::fires_own_fp`): he is no link of the chain.
+    let (firing, leaders): (Vec<&game::Unit>, Vec<&game::Unit>) =
+        units.iter().partition(|u| crate::fire::fires_own_fp(u));
     // A7.5: walk the chain from the first firer through firers ADJACENT to one reached.
     let geometry = game.scenario.geometry();
     let joined =

@@ -17,7 +17,8 @@ use game::{Game, Unit};
 /// leader, who has no inherent FP and only directs the others' fire (A1.21, A7.531). The one
 /// answer for each rule that counts a firer's own FP, so that they cannot disagree on a unit:
 /// the members of a Mandatory Fire Group (`mandatory`, A7.55), the attacks a DEFENDER unit
-/// makes at a moving unit (`mf_limit`, A8.3) and the FP an attack adds up (`resolution`).
+/// makes at a moving unit (`mf_limit`, A8.3), the links of a Fire Group's chain
+/// (`attack::check_fire_group`, A7.5) and the FP an attack adds up (`resolution`).
 pub(crate) fn fires_own_fp(unit: &Unit) -> bool {
     unit.kind != UnitKind::Leader
 }
