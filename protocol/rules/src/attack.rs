@@ -136,6 +136,7 @@ pub(super) fn declare(
                 pieces![Piece::unit(id), " is broken and cannot fire"],
             ));
         }
+        check_not_held(game, unit, target)?;
         if firers.contains(id) {
             // A9.11: a unit that forfeited its own FP by the SW it fired.
             crate::fire::usage::check_own_fp(game, id, target)?;
@@ -216,6 +217,32 @@ pub(super) fn declare(
         events.push(Event::AttackResolved(AttackResolved { by, target }));
     }
     Ok(events)
+}
+
+/// A7.212, A11.15: a unit whose Location holds a Known enemy Infantry unit — held in Melee by
+/// the engine's one reading of it (`movement::in_melee_with`, which every act leaving a
+/// Location asks) — fires at no other Location, itself or by the SW it possesses: it attacks
+/// only there, and fire within its own Location is the A11.7 row's, left to the players when
+/// resolved. A unit under "?" there is bound too: A7.212 speaks of the firer's Location holding
+/// a Known enemy, whatever the firer's own concealment. The enemy named is one the firing side
+/// knows.
+fn check_not_held(game: &Game, unit: &game::Unit, target: Hex) -> Result<(), RuleViolation> {
+    if unit.hex == target {
+        return Ok(());
+    }
+    let Some(enemy) = crate::movement::in_melee_with(game, unit) else {
+        return Ok(());
+    };
+    Err(RuleViolation::with(
+        "A7.212",
+        ViolationKind::UnitState,
+        pieces![
+            Piece::unit(&unit.id),
+            " shares its Location with the Known enemy unit ",
+            Piece::unit(&enemy.id),
+            format!(": it attacks no unit outside it, so not {target} (a unit held in Melee attacks only in CC, A11.15)")
+        ],
+    ))
 }
 
 /// An attack declared and not yet resolved (`Game::attack`, during which no WA changes in its
@@ -302,13 +329,13 @@ pub(super) fn mark_opportunity_fire(
 /// ADJACENT is read here as "within one hex": whether Locations on different levels are
 /// ADJACENT is for the resolution to leave to the players (`fire::resolution`).
 fn check_fire_group(game: &Game, shooters: &[UnitId]) -> Result<(), RuleViolation> {
-    use board::scenario::UnitKind;
     let units: Vec<&game::Unit> = shooters
         .iter()
         .filter_map(|id| game.units.get(id))
         .collect();
-    let (leaders, firing): (Vec<&game::Unit>, Vec<&game::Unit>) =
-        units.iter().partition(|u| u.kind == UnitKind::Leader);
+    // A leader fires no FP of his own (`fire::fires_own_fp`): he is no link of the chain.
+    let (firing, leaders): (Vec<&game::Unit>, Vec<&game::Unit>) =
+        units.iter().partition(|u| crate::fire::fires_own_fp(u));
     // A7.5: walk the chain from the first firer through firers ADJACENT to one reached.
     let geometry = game.scenario.geometry();
     let joined =

@@ -284,16 +284,7 @@ fn weapons_to_give<'g>(
             ),
         ));
     }
-    if !kind.is_infantry() {
-        return Err(refuse(
-            "A4.43",
-            ViolationKind::UnitState,
-            pieces![
-                Piece::unit(id),
-                " is no Infantry: only Infantry possess support weapons"
-            ],
-        ));
-    }
+    crate::movement::check_may_possess(id, kind)?;
     super::check_named_once(given, "A4.43", " among the weapons given")?;
     let setup = game.scenario.setup.as_ref().expect("setting up");
     let mut out: Vec<&board::setup::OffboardWeapon> = Vec::with_capacity(given.len());

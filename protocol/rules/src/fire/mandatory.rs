@@ -38,7 +38,7 @@
 use super::resolution::Unruled;
 use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
 use board::hex::Hex;
-use board::scenario::{Side, UnitId, UnitKind};
+use board::scenario::{Side, UnitId};
 use board::terrain::Mf;
 use game::{FiredAttack, Game, Unit};
 
@@ -103,16 +103,9 @@ impl<'a> Member<'a> {
 }
 
 /// The members of an attack: the units named among its firers that fire their own FP (a
-/// leader only directs, A7.531), and its support weapons.
-fn members<'a>(game: &Game, firers: &'a [UnitId], weapons: &'a [String]) -> Vec<Member<'a>> {
-    let directs = |id: &UnitId| {
-        game.units
-            .get(id)
-            .is_some_and(|u| u.kind == UnitKind::Leader)
-    };
-    firers
-        .iter()
-        .filter(|id| !directs(id))
+/// leader only directs, A7.531: `fire::fires_own_fp`), and its support weapons.
+fn members<'a>(game: &'a Game, firers: &'a [UnitId], weapons: &'a [String]) -> Vec<Member<'a>> {
+    super::own_fp_firers(game, firers)
         .map(Member::Own)
         .chain(weapons.iter().map(Member::Weapon))
         .collect()
@@ -268,4 +261,16 @@ pub(crate) fn left_to_players(game: &Game) -> Option<Unruled> {
         rule: "A7.55",
         why: "units or weapons of one Location fire at a target they fired at apart earlier in this phase; whether they could have been one Fire Group (a SW fired by a leader, a SW that may be ordnance) is not ruled by the engine".into(),
     })
+}
+
+/// The units of `firers` that are members of a Fire Group by their own FP.
+#[cfg(test)]
+pub(super) fn members_of<'a>(game: &'a Game, firers: &'a [UnitId]) -> Vec<&'a UnitId> {
+    members(game, firers, &[])
+        .into_iter()
+        .filter_map(|m| match m {
+            Member::Own(id) => Some(id),
+            Member::Weapon(_) => None,
+        })
+        .collect()
 }

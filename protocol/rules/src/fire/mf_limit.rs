@@ -42,8 +42,8 @@ pub(crate) fn attacks_allowed(mf: Mf) -> u8 {
 
 /// Refuses Defensive First Fire at `target` by a unit firing its own FP among `firers`, or by
 /// one of `weapons`, that has fired at a unit of the moving stack there as often as that unit's
-/// MF in the Location allow. `firers` are the units named (a leader without FP of his own is
-/// passed over), `weapons` the support weapons.
+/// MF in the Location allow. `firers` are the units named (a leader, without FP of his own, is
+/// passed over: `fire::fires_own_fp`), `weapons` the support weapons.
 pub(crate) fn check(
     game: &Game,
     by: Side,
@@ -51,12 +51,7 @@ pub(crate) fn check(
     weapons: &[String],
     target: Hex,
 ) -> Result<(), RuleViolation> {
-    let firing_units = firers.iter().filter(|id| {
-        game.units
-            .get(*id)
-            .and_then(crate::fire::resolution::normal_range)
-            .is_some()
-    });
+    let firing_units = super::own_fp_firers(game, firers);
     let shooters: Vec<(&String, bool)> = firing_units
         .map(|id| (id, false))
         .chain(weapons.iter().map(|w| (w, true)))

@@ -474,12 +474,9 @@ pub fn assess(
     // second SMC firing it with him.
     let leaders: Vec<&&Unit> = units
         .iter()
-        .filter(|u| u.kind == UnitKind::Leader && by_leader.is_none_or(|l| l.id != u.id))
+        .filter(|u| !super::fires_own_fp(u) && by_leader.is_none_or(|l| l.id != u.id))
         .collect();
-    let mmc: Vec<&&Unit> = units
-        .iter()
-        .filter(|u| u.kind != UnitKind::Leader)
-        .collect();
+    let mmc: Vec<&&Unit> = units.iter().filter(|u| super::fires_own_fp(u)).collect();
     // Every unit whose fire is in the attack: the MMC named, and the possessors of the SW.
     let holders: Vec<&Unit> = sw
         .iter()
@@ -615,6 +612,23 @@ pub fn assess(
         return Err(unruled(
             "A7",
             format!("enemy units stand on more than one level of {target}: the declaration does not say which Location is fired on"),
+        ));
+    }
+    // A8.31: FPF reaches moving units ADJACENT to the firer or in its hex. A building's upper
+    // level and the next hex's ground level are a hex apart, but no advance changes both the
+    // hex and the level (A4.7), so [LDR] makes them not ADJACENT (A.8), where the First Fire
+    // flow chart ([FFC]) reads FPF by range alone: the sources differ, and such FPF is the
+    // players'. The words name no unit: both sides read them.
+    if kind == FireKind::FinalProtective
+        && shooters.iter().any(|u| {
+            targets
+                .iter()
+                .any(|t| t.hex != u.hex && game.upper_level(t) != game.upper_level(u))
+        })
+    {
+        return Err(unruled(
+            "A8.31",
+            "FPF from a building's level at moving units in the next hex on another level: whether they are ADJACENT (A.8, A4.7), as FPF asks, the sources at hand do not agree",
         ));
     }
     // A7.23, A12.13: fire at concealed units is Area Fire, its FP halved (below). Concealed and

@@ -22,7 +22,7 @@ pub(super) use double_time::decide as decide_double_time;
 pub(super) use double_time::decide_assault as decide_assault_movement;
 pub(crate) use entry::{check_enterable, check_hex_modelled, check_leaving, enter_location, Act};
 pub use portage::RECOVERY_MF;
-pub(crate) use portage::{check_not_recovering, tried as tried_recovery};
+pub(crate) use portage::{check_may_possess, check_not_recovering, tried as tried_recovery};
 pub(super) use portage::{decide_drop, decide_pick_up, decide_transfer};
 pub(crate) use rout::check_router;
 pub(super) use rout::{decide as decide_rout, end_of_rout_step};

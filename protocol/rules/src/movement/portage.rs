@@ -19,21 +19,34 @@ use game::{Game, Unit, Weapon};
 
 pub use game::event::RECOVERY_MF;
 
-/// A vehicle has MP and its own capacity, not an Infantry unit's IPC and MF (A4.4 counts
-/// Infantry portage); the engine does not model vehicles carrying SW, so a vehicle recovering
-/// or dropping one is refused as not modelled, never played as a squad's recovery.
-fn refuse_vehicle(unit: &Unit) -> Result<(), RuleViolation> {
-    if unit.kind != UnitKind::Vehicle {
-        return Ok(());
+/// Whether `unit` may possess a support weapon: only Infantry do (A4.43; a Dummy is no unit,
+/// A12.11), and a vehicle's carrying one is not modelled (a vehicle has MP and a capacity of
+/// its own, not an Infantry unit's IPC and MF, A4.4). The one answer for every act that
+/// gives a unit a weapon — a side's set-up (`setup`), a Recovery (`decide_pick_up`), a Transfer
+/// (`decide_transfer`) — and for a drop. Told to the unit's owner alone, as every refusal is:
+/// the enemy learns nothing of what a "?" covers.
+pub(crate) fn check_may_possess(unit: &UnitId, kind: UnitKind) -> Result<(), RuleViolation> {
+    if kind == UnitKind::Vehicle {
+        return Err(RuleViolation::with(
+            "A4.4",
+            ViolationKind::NotModelled,
+            pieces![
+                Piece::unit(unit),
+                " is a vehicle; vehicles recovering, carrying or dropping support weapons is not modelled by this engine"
+            ],
+        ));
     }
-    Err(RuleViolation::with(
-        "A4.4",
-        ViolationKind::NotModelled,
-        pieces![
-            Piece::unit(&unit.id),
-            " is a vehicle; vehicles recovering, carrying or dropping support weapons is not modelled by this engine"
-        ],
-    ))
+    if !kind.is_infantry() {
+        return Err(RuleViolation::with(
+            "A4.43",
+            ViolationKind::UnitState,
+            pieces![
+                Piece::unit(unit),
+                " is no Infantry: only Infantry possess support weapons"
+            ],
+        ));
+    }
+    Ok(())
 }
 
 /// The weapon a pick-up or drop names, as `by` may know of it (`crate::known_weapon`): one a
@@ -74,7 +87,7 @@ pub(crate) fn decide_pick_up(
     } else {
         movers(game, by, ids, "support weapons are recovered")?[0]
     };
-    refuse_vehicle(unit)?;
+    check_may_possess(&unit.id, unit.kind)?;
     let weapon = weapon(game, by, weapon_id)?;
     let from_broken = from_broken_friend(game, by, unit, weapon)?;
     if let (Some(holder), false) = (&weapon.held_by, from_broken) {
@@ -89,13 +102,22 @@ pub(crate) fn decide_pick_up(
             ],
         ));
     }
-    if weapon.hex != unit.hex || unit.bypass.is_some() {
+    // An unpossessed weapon lies at the ground level of its hex: the engine keeps its hex
+    // alone, and no drop leaves one elsewhere (`decide_drop`), so a unit on an upper level or
+    // below ground is not in its Location (A5.1) — but for a broken friend's, which lies with
+    // its possessor.
+    let in_its_location = if from_broken {
+        weapon.hex == unit.hex
+    } else {
+        weapon.hex == unit.hex && game.upper_level(unit).is_none() && unit.underground.is_none()
+    };
+    if !in_its_location || unit.bypass.is_some() {
         return Err(RuleViolation::with(
             "A4.44",
             ViolationKind::Geometry,
             pieces![
                 Piece::unit(weapon_id),
-                format!(" lies in {}, not in ", weapon.hex),
+                format!(" lies at the ground level of {}, not in ", weapon.hex),
                 Piece::unit(unit_id),
                 "'s Location"
             ],
@@ -443,7 +465,7 @@ pub(crate) fn decide_transfer(
         );
     }
     for unit in [giver, taker] {
-        refuse_vehicle(unit)?;
+        check_may_possess(&unit.id, unit.kind)?;
         super::check_not_hidden(unit, "transferring a support weapon")?;
         let why = if unit.concealed {
             Some((
@@ -528,8 +550,25 @@ pub(crate) fn decide_drop(
         }
     }
     let unit = own_unit(game, by, unit_id)?;
-    refuse_vehicle(unit)?;
+    check_may_possess(&unit.id, unit.kind)?;
     super::check_not_hidden(unit, "dropping a support weapon")?;
+    // A weapon dropped lies in the dropper's Location (A4.43), but the engine keeps an
+    // unpossessed weapon's hex alone, at its ground level: one dropped on an upper level or
+    // below ground would lie where a unit of another Location could recover it (A4.44).
+    if game.upper_level(unit).is_some() || unit.underground.is_some() {
+        return Err(RuleViolation::with(
+            "A4.43",
+            ViolationKind::NotModelled,
+            pieces![
+                Piece::unit(unit_id),
+                format!(
+                    " is {} of {}: a weapon dropped there would lie in that Location, which the engine does not keep for a weapon (only its hex, at ground level); not modelled by this engine",
+                    if unit.underground.is_some() { "below ground" } else { "on an upper level" },
+                    unit.hex
+                )
+            ],
+        ));
+    }
     let weapon = weapon(game, by, weapon_id)?;
     if weapon.held_by.as_ref() != Some(unit_id) {
         return Err(RuleViolation::with(
