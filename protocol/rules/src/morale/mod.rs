@@ -75,8 +75,9 @@
 //!   morale (A10.4), which its owner gives; failed, Casualty Reduction, a half-squad left
 //!   routing on — the eASLRB's A10.53 and comprehensive rout example as the C# referee's
 //!   rulebook markdown holds them, a French players' forum thread (cote1664, topic 1345) and
-//!   the eASLRB pages' copy of that example. Its pin at the morale rests on the rulebook text
-//!   alone, so it is asked.
+//!   the eASLRB pages' copy of that example. A pass at its morale pins it and ends its rout —
+//!   A10.53 and A7.8 (pinning touches a broken unit only by Interdiction) in that markdown,
+//!   with the example's squad pinned on a 7, and the Starter Kit game's `interdictionAttack`.
 
 pub mod desperation;
 pub mod rally;
@@ -1169,6 +1170,13 @@ fn morale_check(
         (false, true, Morale::GoodOrder) if final_dr == level && !unit.pinned => {
             Some((Outcome::Pin, "A7.8"))
         }
+        // A router passing its Interdiction NMC at its morale is pinned too: the one pin a
+        // broken unit takes (A10.53, A7.8), which ends its rout (`movement::rout`).
+        (false, true, Morale::Broken)
+            if check.is_interdiction() && final_dr == level && !unit.pinned =>
+        {
+            Some((Outcome::Pin, "A10.53"))
+        }
         (_, true, _) => None,
         (true, false, _) if unit.pinned => None,
         (true, false, _) => Some((Outcome::Pin, "A7.8")),
@@ -1214,16 +1222,7 @@ fn morale_check(
     if check.is_ptc() {
         return Ok(());
     }
-    // What the engine does not rule on, asked where it arises. A router passing its
-    // Interdiction NMC at its morale is pinned, routs no further and, still ADJACENT to a
-    // Known armed unbroken enemy, fails to rout: that rests on one source, so it is asked.
-    if check.is_interdiction() && passed && final_dr == level {
-        fx.left(
-            Some(id),
-            "A10.53",
-            format!("`{id}` passed its Interdiction NMC at its morale ({level}): whether that pins it, so that it routs no further this RtPh, rests on one source, so it is the players' to adjudicate (`adjudicate {id} pin`)"),
-        );
-    }
+    // What the engine does not rule on, asked where it arises.
     if original == 2 {
         fx.left(
             Some(id),
@@ -1292,8 +1291,8 @@ fn morale_check(
 /// (the router's side) from draw `first_draw`. The one path every check takes
 /// (`morale_check`): the leadership DRM of a Good Order leader in the Location entered
 /// (A10.21), an Original 12 eliminating it, as it does any broken unit (A10.31), a failure
-/// Casualty Reduction (A10.3, A10.53: a half-squad left routs on); a pass at the morale, which
-/// may pin it (A10.53, A7.8), is asked of the players. Only the router checks: Interdiction touches no other unit of its
+/// Casualty Reduction (A10.3, A10.53: a half-squad left routs on), a pass at the morale a pin
+/// (A10.53, A7.8), after which it routs no further (`movement::rout` spends its MF). Only the router checks: Interdiction touches no other unit of its
 /// Location; a leader it kills leaves the Leader Loss checks of the others there to them.
 pub(crate) fn interdiction(
     after: &Game,
