@@ -1089,10 +1089,16 @@ fn morale_check(
     // Good Order side) do not carry: with no level given for it, the check is the players',
     // never one against the Good Order morale. A PTC's effect on a broken unit is asked below.
     if unit.morale == Morale::Broken && check.broken_side.is_none() && !check.is_ptc() {
+        let word = check.purpose.on_request().map_or("MC", |(word, _)| word);
+        let wounded = if wounded_penalty(unit) > 0 {
+            " (one lower, wounded)"
+        } else {
+            ""
+        };
         fx.left(
             Some(id),
             "A10.4",
-            format!("`{id}` is broken: its {name} is taken against its broken side's Morale Level{}, which its ratings `{}` do not give, so the players roll it (`roll DR MC`) and rule its outcome (a failure is Casualty Reduction, A10.2)", if wounded_penalty(unit) > 0 { " (one lower, wounded)" } else { "" }, unit.ratings),
+            format!("`{id}` is broken: its {name} is taken against its broken side's Morale Level{wounded}, which its ratings `{}` do not give, so the players roll it (`roll DR {word}`) and rule its outcome (a failure is Casualty Reduction, A10.2; an Original 12 eliminates it, A10.31)", unit.ratings),
         );
         return Ok(());
     }
