@@ -1177,10 +1177,10 @@ fn morale_check(
             Some((Outcome::Pin, "A7.8"))
         }
         // A router passing its Interdiction NMC at its morale is pinned too: the one pin a
-        // broken unit takes (A10.53, A7.8), which ends its rout (`movement::rout`).
-        (false, true, Morale::Broken)
-            if check.is_interdiction() && final_dr == level && !unit.pinned =>
-        {
+        // broken unit takes (A10.53, A7.8), which ends its rout (`movement::rout`). A Pin it
+        // had before it broke was lifted by its breaking (A7.8), though the engine keeps the
+        // flag, so this pin is always a new one.
+        (false, true, Morale::Broken) if check.is_interdiction() && final_dr == level => {
             Some((Outcome::Pin, "A10.53"))
         }
         (_, true, _) => None,
