@@ -126,7 +126,8 @@ pub struct ShellholeCoverTaken {
 }
 
 /// Units spent their whole MF allotment at once: going down a Manhole (B8.4) or into a
-/// tunnel (B8.61). Logged before the entry itself, so the state shows every MF gone.
+/// tunnel (B8.61), logged before the entry itself, so the state shows every MF gone; or a
+/// router pinned by its Interdiction NMC, which routs no further that RtPh (A10.53).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AllMfSpent {
     pub units: Vec<UnitId>,

@@ -55,8 +55,16 @@
 //!   referee.
 //! - A10.31: an Original 12 on an MC (NMC or nMC) is a Casualty MC: failed whatever the DRMs;
 //!   a Good Order unit suffers Casualty Reduction and what is left of it breaks — the ASL
-//!   Starter Kit game and the C# referee (`MoraleOutcome`). That a broken unit is eliminated by one rests on the C#
-//!   referee alone, so its Casualty Reduction (A10.2) is applied and the rest asked.
+//!   Starter Kit game and the C# referee (`MoraleOutcome`). A broken unit's Original 12 on an
+//!   MC eliminates it — the eASLRB's A10.31 as the C# referee's rulebook markdown holds it,
+//!   the Starter Kit game's `_processMC` and the C# referee's `MoraleOutcome`.
+//! - A10.4: a broken unit takes every MC and TC against the Morale Level on its counter's
+//!   broken side, which the ratings (the Good Order side) do not carry. The engine reads it
+//!   only where the command gives it (a rout's Interdiction, a rally); a broken unit's check
+//!   after an IFT result is asked of the players (`morale_check`), never taken against the
+//!   Good Order side. No table of broken sides is used: the Starter Kit game's unit templates
+//!   give each unit its Good Order morale as its broken one, where the eASLRB's A10.2 example
+//!   has a broken SS squad at 9 over its 8, so the sources at hand disagree.
 //! - A8.31: the Final Protective Fire's Original DR, modified only by leadership, is an NMC for
 //!   each unit that fired it, the directing leader included (`final_protective_fire`) — the
 //!   eASLRB's A8.31 as the C# referee's rulebook markdown holds it, with its example (an 8-1
@@ -67,8 +75,9 @@
 //!   morale (A10.4), which its owner gives; failed, Casualty Reduction, a half-squad left
 //!   routing on — the eASLRB's A10.53 and comprehensive rout example as the C# referee's
 //!   rulebook markdown holds them, a French players' forum thread (cote1664, topic 1345) and
-//!   the eASLRB pages' copy of that example. Its pin at the morale rests on the rulebook text
-//!   alone, so it is asked.
+//!   the eASLRB pages' copy of that example. A pass at its morale pins it and ends its rout —
+//!   A10.53 and A7.8 (pinning touches a broken unit only by Interdiction) in that markdown,
+//!   with the example's squad pinned on a 7, and the Starter Kit game's `interdictionAttack`.
 
 pub mod desperation;
 pub mod rally;
@@ -1076,6 +1085,23 @@ fn morale_check(
         );
         return Ok(());
     }
+    // A broken unit checks against its counter's broken side (A10.4), which the ratings (the
+    // Good Order side) do not carry: with no level given for it, the check is the players',
+    // never one against the Good Order morale. A PTC's effect on a broken unit is asked below.
+    if unit.morale == Morale::Broken && check.broken_side.is_none() && !check.is_ptc() {
+        let word = check.purpose.on_request().map_or("MC", |(word, _)| word);
+        let wounded = if wounded_penalty(unit) > 0 {
+            " (one lower, wounded)"
+        } else {
+            ""
+        };
+        fx.left(
+            Some(id),
+            "A10.4",
+            format!("`{id}` is broken: its {name} is taken against its broken side's Morale Level{wounded}, which its ratings `{}` do not give, so the players roll it (`roll DR {word}`) and rule its outcome (a failure is Casualty Reduction, A10.2; an Original 12 eliminates it, A10.31)", unit.ratings),
+        );
+        return Ok(());
+    }
     // A broken side's morale its owner gave is one lower for a wound too (A17.3).
     let given = check
         .broken_side
@@ -1150,6 +1176,13 @@ fn morale_check(
         (false, true, Morale::GoodOrder) if final_dr == level && !unit.pinned => {
             Some((Outcome::Pin, "A7.8"))
         }
+        // A router passing its Interdiction NMC at its morale is pinned too: the one pin a
+        // broken unit takes (A10.53, A7.8), which ends its rout (`movement::rout`). A Pin it
+        // had before it broke was lifted by its breaking (A7.8), though the engine keeps the
+        // flag, so this pin is always a new one.
+        (false, true, Morale::Broken) if check.is_interdiction() && final_dr == level => {
+            Some((Outcome::Pin, "A10.53"))
+        }
         (_, true, _) => None,
         (true, false, _) if unit.pinned => None,
         (true, false, _) => Some((Outcome::Pin, "A7.8")),
@@ -1165,6 +1198,7 @@ fn morale_check(
         (None, true) => "passed",
         (None, false) if check.is_ptc() => "failed (pinned already)",
         (None, false) if casualty && good_order => "Casualty MC",
+        (None, false) if casualty => "Original 12: eliminated",
         (None, false) if check.is_interdiction() => "failed: Casualty Reduction",
         (None, false) => "failed",
     };
@@ -1194,16 +1228,7 @@ fn morale_check(
     if check.is_ptc() {
         return Ok(());
     }
-    // What the engine does not rule on, asked where it arises. A router passing its
-    // Interdiction NMC at its morale is pinned, routs no further and, still ADJACENT to a
-    // Known armed unbroken enemy, fails to rout: that rests on one source, so it is asked.
-    if check.is_interdiction() && passed && final_dr == level {
-        fx.left(
-            Some(id),
-            "A10.53",
-            format!("`{id}` passed its Interdiction NMC at its morale ({level}): whether that pins it, so that it routs no further this RtPh, rests on one source, so it is the players' to adjudicate (`adjudicate {id} pin`)"),
-        );
-    }
+    // What the engine does not rule on, asked where it arises.
     if original == 2 {
         fx.left(
             Some(id),
@@ -1217,9 +1242,19 @@ fn morale_check(
         if unit.kind == UnitKind::Leader {
             fallen.insert(id.clone());
         }
-        if unit.morale == Morale::Broken {
+        if unit.morale == Morale::Broken && casualty {
+            // A broken unit's Original 12 on an MC eliminates it outright (A10.31), rather
+            // than reducing it as a failure does.
+            fx.events.push(Event::FireEffectApplied(FireEffectApplied {
+                unit: id.clone(),
+                outcome: Outcome::Eliminate,
+                rule: "A10.31".into(),
+                why: format!("{line}: broken, Original 12: eliminated"),
+            }));
+            fx.leader_lost(unit, "was eliminated");
+        } else if unit.morale == Morale::Broken {
             // A broken unit failing an MC is Casualty Reduced (A10.2), a router its
-            // Interdiction NMC as that paragraph says (A10.53).
+            // Interdiction NMC as A10.53 says.
             let (rule, why) = if check.is_interdiction() {
                 ("A10.53", line.clone())
             } else {
@@ -1229,13 +1264,6 @@ fn morale_check(
                 )
             };
             fx.casualty_reduction(unit, rule, &why)?;
-            if casualty {
-                fx.left(
-                    Some(id),
-                    "A10.31",
-                    format!("`{id}` was broken and rolled an Original 12 on its MC: whether that eliminates it rather than reducing it rests on one source, so it is the players' to rule"),
-                );
-            }
         } else {
             // A Casualty MC (A10.31): Casualty Reduction, and what survives it breaks.
             let gone = casualty && {
@@ -1268,9 +1296,9 @@ fn morale_check(
 /// hex it entered), against `morale`, its broken side's (A10.4), rolled in the name of `by`
 /// (the router's side) from draw `first_draw`. The one path every check takes
 /// (`morale_check`): the leadership DRM of a Good Order leader in the Location entered
-/// (A10.21), an Original 12 a Casualty MC (A10.31), a failure Casualty Reduction (A10.3,
-/// A10.53: a half-squad left routs on); a pass at the morale, which may pin it (A10.53, A7.8),
-/// is asked of the players. Only the router checks: Interdiction touches no other unit of its
+/// (A10.21), an Original 12 eliminating it, as it does any broken unit (A10.31), a failure
+/// Casualty Reduction (A10.3, A10.53: a half-squad left routs on), a pass at the morale a pin
+/// (A10.53, A7.8), after which it routs no further (`movement::rout` spends its MF). Only the router checks: Interdiction touches no other unit of its
 /// Location; a leader it kills leaves the Leader Loss checks of the others there to them.
 pub(crate) fn interdiction(
     after: &Game,

@@ -21,8 +21,11 @@ use board::hex::Hex;
 use board::los::{LosMap, Verdict};
 use board::scenario::{Morale, Side, UnitId, UnitKind};
 use board::terrain::{Mf, Terrain};
+use game::command::Outcome;
 use game::dice::DiceSource;
-use game::event::{Allotment, Event, FireEffectLeftToPlayers, WaLoss};
+use game::event::{
+    AllMfSpent, Allotment, Event, FireEffectApplied, FireEffectLeftToPlayers, MfAccount, WaLoss,
+};
 use game::event::{RoutLeftToPlayers, UnitFailedToRout, UnitRouted};
 use game::phase::Phase;
 use game::{Game, Unit};
@@ -141,7 +144,7 @@ fn interdiction(
             ),
         ));
     }
-    crate::morale::interdiction(
+    let mut checked = crate::morale::interdiction(
         &after,
         by,
         router,
@@ -156,7 +159,27 @@ fn interdiction(
             ViolationKind::NoDice,
             "no dice: offline, add a `dice` line with two faces for the Interdiction NMC (A10.53) before `rout` (and one more for a Wound Severity dr, A17.11)",
         )
-    })
+    })?;
+    // Pinned by its Interdiction, the router routs no further this RtPh (A10.53): the MF it
+    // has left are spent, so the one MF accounting refuses its next step, and where it stands
+    // ADJACENT to a Known unbroken armed enemy the step ends in its Failure to Rout (A10.5).
+    let pinned = checked.iter().any(|e| {
+        matches!(e, Event::FireEffectApplied(FireEffectApplied { unit: u, outcome: Outcome::Pin, .. }) if *u == router.id)
+    });
+    if pinned {
+        let allotment = allotment(router);
+        checked.push(Event::AllMfSpent(AllMfSpent {
+            units: vec![router.id.clone()],
+            rule: "A10.53".into(),
+            mf: vec![MfAccount {
+                unit: router.id.clone(),
+                allotment,
+                spent: allotment.total,
+                left: Mf::default(),
+            }],
+        }));
+    }
+    Ok(checked)
 }
 
 /// What keeps a unit from routing at all this RtPh, whatever its way: hex by hex (`rout UNIT to
@@ -212,6 +235,13 @@ pub(crate) fn check_router(game: &Game, unit: &Unit) -> Result<(), RuleViolation
         ));
     }
     let routing = &game.movement.moving_stack;
+    if unit.pinned && routing.contains(id) && unit.mf_spent >= allotment(unit).total {
+        return refuse(
+            "A10.53",
+            ViolationKind::UnitState,
+            " is pinned, its MF spent: a router its Interdiction NMC pinned routs no further this RtPh",
+        );
+    }
     if game.movement.finished.contains(id) && !routing.contains(id) {
         return refuse(
             "A10.5",
