@@ -1,0 +1,283 @@
+//! Acts the CLI's lines do that the page offers by click where they are done, each driven in a
+//! real browser as a player would: a unit set up taken back from the set-up prompt (`lift`,
+//! A12.12), a road Manhole declared out of enemy LOS from its hex's stack (`manhole-unseen`,
+//! B8.42), and an attack at a Manhole aimed at the sewer beneath it from the attack's own
+//! preview (`attack … sewer`, B8.3). Each preview says what the referee says, its refusals in
+//! its own words. Needs Chromium, as `play_page.rs`.
+
+#[path = "support/page.rs"]
+mod page;
+
+use e2e::chromium::Tab;
+use page::{
+    at, click_hex, play_until, previewed, select, send, settle, start, text, SETTLED, WAIT,
+};
+
+const SETUP: &str = include_str!("../../protocol/tests/positions/scenarios/setup.toml");
+const SEWERS: &str = include_str!("../../protocol/tests/positions/scenarios/sewers.toml");
+
+/// JavaScript: the element `selector` exists on the page.
+fn exists(selector: &str) -> String {
+    format!("document.querySelector('{selector}') !== null")
+}
+
+async fn prompt_text(browser: &mut e2e::chromium::Browser, tab: &Tab) -> String {
+    text(browser, tab, "document.getElementById('prompt').textContent").await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_unit_set_up_is_taken_back_from_the_set_up_prompt() {
+    let (_dir, server, mut browser, [german, russian]) = start(SETUP).await;
+    for tab in [&german, &russian] {
+        browser.wait_for(tab, "the board", SETTLED, WAIT).await;
+    }
+    // The Russian places r1, the first unit left, with a click on a hex of its area.
+    browser.eval(&russian, &click_hex("1B2")).await;
+    let placed = send(&mut browser, &russian).await;
+    assert!(placed.starts_with("Set up r1 in 1B2"), "{placed}");
+    browser
+        .wait_for(
+            &russian,
+            "r1 placed and offered back",
+            &format!(
+                "{SETTLED} && {}",
+                exists("#prompt button.lift-pick[data-unit=\"r1\"]")
+            ),
+            WAIT,
+        )
+        .await;
+    assert!(prompt_text(&mut browser, &russian)
+        .await
+        .contains("5 left to place"));
+    // The German's page offers nothing of the Russian's set-up to take back.
+    browser.wait_for(&german, "settled", SETTLED, WAIT).await;
+    assert_eq!(
+        browser
+            .eval(&german, "document.querySelectorAll('button.lift-pick').length")
+            .await,
+        0
+    );
+
+    // Its ↶ button takes it back, after the referee's preview, as `lift r1` would.
+    browser
+        .eval(
+            &russian,
+            "document.querySelector('#prompt button.lift-pick[data-unit=\"r1\"]').click()",
+        )
+        .await;
+    let lifted = send(&mut browser, &russian).await;
+    assert!(lifted.starts_with("Take back r1 from 1B2: "), "{lifted}");
+    browser
+        .wait_for(
+            &russian,
+            "r1 off the map again",
+            &format!("{SETTLED} && window.aslWatch.live.units['r1'] === undefined"),
+            WAIT,
+        )
+        .await;
+    let left = prompt_text(&mut browser, &russian).await;
+    assert!(left.contains("6 left to place"), "{left}");
+    assert_eq!(
+        browser
+            .eval(&russian, "document.querySelectorAll('button.lift-pick').length")
+            .await,
+        0
+    );
+    let errors = browser.page_errors().await;
+    assert!(errors.is_empty(), "{errors:?}");
+    browser.close().await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_road_manhole_is_declared_unseen_from_its_hex() {
+    let (_dir, server, mut browser, [german, russian]) = start(SEWERS).await;
+    play_until(&mut browser, [&german, &russian], &at("MPh, ATTACKER")).await;
+    settle(&mut browser, [&german, &russian]).await;
+
+    // 20C3's Manhole is on no road: nothing to declare there (B8.42).
+    browser.eval(&german, &click_hex("20C3")).await;
+    browser
+        .wait_for(&german, "the stack of 20C3", &exists("#stack:not([hidden]) li"), WAIT)
+        .await;
+    assert_eq!(
+        browser
+            .eval(&german, "document.querySelectorAll('#stack button.hex-act').length")
+            .await,
+        0
+    );
+    // 20E4's is on a paved road: its stack offers the declaration, which the referee allows
+    // and logs for the Russian to see.
+    browser.eval(&german, &click_hex("20E4")).await;
+    let button = "#stack button.hex-act[data-act=\"manhole_unseen\"]";
+    browser
+        .wait_for(&german, "the Manhole's act", &exists(button), WAIT)
+        .await;
+    // The DEFENDER's page offers it nowhere: only the ATTACKER declares it, in its MPh.
+    browser.eval(&russian, &click_hex("20E4")).await;
+    browser
+        .wait_for(&russian, "the stack of 20E4", &exists("#stack:not([hidden]) li"), WAIT)
+        .await;
+    assert_eq!(
+        browser
+            .eval(&russian, "document.querySelectorAll('#stack button.hex-act').length")
+            .await,
+        0
+    );
+    browser
+        .eval(&german, &format!("document.querySelector('{button}').click()"))
+        .await;
+    let declared = send(&mut browser, &german).await;
+    assert!(
+        declared.starts_with("Manhole 20E4 out of enemy LOS (B8.42): "),
+        "{declared}"
+    );
+    browser
+        .wait_for(
+            &russian,
+            "the declaration in the Russian's record",
+            "[...document.querySelectorAll('#events li')].some(li => li.textContent.includes('declared the road Manhole 20E4 out of Known enemy LOS'))",
+            WAIT,
+        )
+        .await;
+    let errors = browser.page_errors().await;
+    assert!(errors.is_empty(), "{errors:?}");
+    browser.close().await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attack_at_a_manhole_is_aimed_at_the_sewer_beneath_from_its_preview() {
+    let (_dir, server, mut browser, [german, russian]) = start(SEWERS).await;
+    // On to the DFPh, where the Russian fires.
+    play_until(&mut browser, [&german, &russian], &at("DFPh, DEFENDER")).await;
+    settle(&mut browser, [&german, &russian]).await;
+
+    // The Russian's rk fires at 20E4, a road Manhole: the preview offers the sewer beneath.
+    select(&mut browser, &russian, "20H5", &["rk"]).await;
+    browser.type_key(&russian, "k").await;
+    browser.eval(&russian, &click_hex("20E4")).await;
+    let surface = previewed(&mut browser, &russian).await;
+    assert!(surface.starts_with("Attack 20E4 with rk"), "{surface}");
+    let sewer = "document.getElementById('proposal-sewer')";
+    assert_eq!(browser.eval(&russian, &format!("{sewer}.hidden")).await, false);
+    browser
+        .eval(&russian, &format!("{sewer}.click()"))
+        .await;
+    // Nobody is beneath it: the referee refuses, and the page shows its words.
+    let beneath = previewed(&mut browser, &russian).await;
+    assert!(
+        beneath.starts_with("Attack the sewer beneath 20E4 with rk: refused (B8"),
+        "{beneath}"
+    );
+    assert_eq!(
+        browser
+            .eval(&russian, "JSON.stringify(window.aslWatch.proposal.command)")
+            .await,
+        r#"{"declare_attack":{"firers":["rk"],"target":"20E4","into_sewer":true}}"#
+    );
+    // Aimed at the sewer already, or at a hex with no Manhole, it offers nothing more.
+    assert_eq!(browser.eval(&russian, &format!("{sewer}.hidden")).await, true);
+    browser.press(&russian, "Escape", 27).await;
+    select(&mut browser, &russian, "20H5", &["rk"]).await;
+    browser.type_key(&russian, "k").await;
+    browser.eval(&russian, &click_hex("20C6")).await;
+    let elsewhere = previewed(&mut browser, &russian).await;
+    assert!(elsewhere.starts_with("Attack 20C6 with rk"), "{elsewhere}");
+    assert_eq!(browser.eval(&russian, &format!("{sewer}.hidden")).await, true);
+    let errors = browser.page_errors().await;
+    assert!(errors.is_empty(), "{errors:?}");
+    browser.close().await;
+    server.stop().await;
+}
+
+/// Two German squads and a Russian one sharing 1C3 from the start: held in Melee (A11.7).
+const MELEE: &str = r#"name = "Melee of three"
+turns = 1
+first = "german"
+sides = [
+    { id = "german", name = "German" },
+    { id = "russian", name = "Russian" },
+]
+
+[[area]]
+from = "1A1"
+to = "1J10"
+terrain = "open_ground"
+
+[[units]]
+id = "g1"
+side = "german"
+kind = "squad"
+ratings = "4-6-7"
+hex = "1C3"
+
+[[units]]
+id = "g2"
+side = "german"
+kind = "squad"
+ratings = "4-6-7"
+hex = "1C3"
+
+[[units]]
+id = "r1"
+side = "russian"
+kind = "squad"
+ratings = "4-4-7"
+hex = "1C3"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_unit_withdraws_from_melee_to_a_hex_clicked_while_another_attacks() {
+    let (_dir, server, mut browser, [german, russian]) = start(MELEE).await;
+    let players = [&german, &russian];
+    play_until(&mut browser, players, &at("CCPh, ATTACKER")).await;
+
+    // Q opens the CC form at the Melee, both German squads attacking r1; g2 ticked to
+    // withdraw leaves the attack, and a click on 1C4 is where it goes (A11.2).
+    browser.type_key(&german, "q").await;
+    let ticked = "[...document.querySelectorAll('#cc-attacks input:checked, #cc-withdrawers input:checked')].map(i => i.dataset.role + ':' + i.dataset.unit).join(' ')";
+    assert_eq!(
+        text(&mut browser, &german, ticked).await,
+        "attacker:g1 attacker:g2 defender:r1"
+    );
+    browser
+        .eval(
+            &german,
+            "document.querySelector('#cc-withdrawers input[data-role=\"withdrawer\"][data-unit=\"g2\"]').click()",
+        )
+        .await;
+    assert_eq!(
+        text(&mut browser, &german, ticked).await,
+        "attacker:g1 defender:r1 withdrawer:g2"
+    );
+    browser.eval(&german, &click_hex("1C4")).await;
+    assert_eq!(
+        browser
+            .eval(&german, "document.getElementById('cc-withdraw').value")
+            .await,
+        "1C4"
+    );
+    browser
+        .eval(&german, "document.getElementById('cc-form').requestSubmit()")
+        .await;
+    // The designation is the CLI's `cc 1C3 g1 vs r1 and withdraw g2 to 1C4`.
+    previewed(&mut browser, &german).await;
+    assert_eq!(
+        text(&mut browser, &german, "JSON.stringify(window.aslWatch.proposal.command)").await,
+        r#"{"close_combat":{"hex":"1C3","attacks":[{"attackers":["g1"],"defenders":["r1"]}],"withdrawals":[{"units":["g2"],"to":"1C4"}],"no_ambush":false}}"#
+    );
+    let designated = send(&mut browser, &german).await;
+    assert!(
+        designated.starts_with("Close Combat in 1C3: g1 vs r1 and g2 withdraw to 1C4 (A11.2): "),
+        "{designated}"
+    );
+    settle(&mut browser, players).await;
+    // The DEFENDER's prompt names the withdrawal beside the attack.
+    let asked = prompt_text(&mut browser, &russian).await;
+    assert!(asked.contains("g2 withdrawing to 1C4"), "{asked}");
+    let errors = browser.page_errors().await;
+    assert!(errors.is_empty(), "{errors:?}");
+    browser.close().await;
+    server.stop().await;
+}
