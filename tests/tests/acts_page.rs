@@ -22,7 +22,12 @@ fn exists(selector: &str) -> String {
 }
 
 async fn prompt_text(browser: &mut e2e::chromium::Browser, tab: &Tab) -> String {
-    text(browser, tab, "document.getElementById('prompt').textContent").await
+    text(
+        browser,
+        tab,
+        "document.getElementById('prompt').textContent",
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -53,7 +58,10 @@ async fn a_unit_set_up_is_taken_back_from_the_set_up_prompt() {
     browser.wait_for(&german, "settled", SETTLED, WAIT).await;
     assert_eq!(
         browser
-            .eval(&german, "document.querySelectorAll('button.lift-pick').length")
+            .eval(
+                &german,
+                "document.querySelectorAll('button.lift-pick').length"
+            )
             .await,
         0
     );
@@ -79,7 +87,10 @@ async fn a_unit_set_up_is_taken_back_from_the_set_up_prompt() {
     assert!(left.contains("6 left to place"), "{left}");
     assert_eq!(
         browser
-            .eval(&russian, "document.querySelectorAll('button.lift-pick').length")
+            .eval(
+                &russian,
+                "document.querySelectorAll('button.lift-pick').length"
+            )
             .await,
         0
     );
@@ -98,11 +109,19 @@ async fn a_road_manhole_is_declared_unseen_from_its_hex() {
     // 20C3's Manhole is on no road: nothing to declare there (B8.42).
     browser.eval(&german, &click_hex("20C3")).await;
     browser
-        .wait_for(&german, "the stack of 20C3", &exists("#stack:not([hidden]) li"), WAIT)
+        .wait_for(
+            &german,
+            "the stack of 20C3",
+            &exists("#stack:not([hidden]) li"),
+            WAIT,
+        )
         .await;
     assert_eq!(
         browser
-            .eval(&german, "document.querySelectorAll('#stack button.hex-act').length")
+            .eval(
+                &german,
+                "document.querySelectorAll('#stack button.hex-act').length"
+            )
             .await,
         0
     );
@@ -116,16 +135,27 @@ async fn a_road_manhole_is_declared_unseen_from_its_hex() {
     // The DEFENDER's page offers it nowhere: only the ATTACKER declares it, in its MPh.
     browser.eval(&russian, &click_hex("20E4")).await;
     browser
-        .wait_for(&russian, "the stack of 20E4", &exists("#stack:not([hidden]) li"), WAIT)
+        .wait_for(
+            &russian,
+            "the stack of 20E4",
+            &exists("#stack:not([hidden]) li"),
+            WAIT,
+        )
         .await;
     assert_eq!(
         browser
-            .eval(&russian, "document.querySelectorAll('#stack button.hex-act').length")
+            .eval(
+                &russian,
+                "document.querySelectorAll('#stack button.hex-act').length"
+            )
             .await,
         0
     );
     browser
-        .eval(&german, &format!("document.querySelector('{button}').click()"))
+        .eval(
+            &german,
+            &format!("document.querySelector('{button}').click()"),
+        )
         .await;
     let declared = send(&mut browser, &german).await;
     assert!(
@@ -160,10 +190,11 @@ async fn an_attack_at_a_manhole_is_aimed_at_the_sewer_beneath_from_its_preview()
     let surface = previewed(&mut browser, &russian).await;
     assert!(surface.starts_with("Attack 20E4 with rk"), "{surface}");
     let sewer = "document.getElementById('proposal-sewer')";
-    assert_eq!(browser.eval(&russian, &format!("{sewer}.hidden")).await, false);
-    browser
-        .eval(&russian, &format!("{sewer}.click()"))
-        .await;
+    assert_eq!(
+        browser.eval(&russian, &format!("{sewer}.hidden")).await,
+        false
+    );
+    browser.eval(&russian, &format!("{sewer}.click()")).await;
     // Nobody is beneath it: the referee refuses, and the page shows its words.
     let beneath = previewed(&mut browser, &russian).await;
     assert!(
@@ -177,14 +208,20 @@ async fn an_attack_at_a_manhole_is_aimed_at_the_sewer_beneath_from_its_preview()
         r#"{"declare_attack":{"firers":["rk"],"target":"20E4","into_sewer":true}}"#
     );
     // Aimed at the sewer already, or at a hex with no Manhole, it offers nothing more.
-    assert_eq!(browser.eval(&russian, &format!("{sewer}.hidden")).await, true);
+    assert_eq!(
+        browser.eval(&russian, &format!("{sewer}.hidden")).await,
+        true
+    );
     browser.press(&russian, "Escape", 27).await;
     select(&mut browser, &russian, "20H5", &["rk"]).await;
     browser.type_key(&russian, "k").await;
     browser.eval(&russian, &click_hex("20C6")).await;
     let elsewhere = previewed(&mut browser, &russian).await;
     assert!(elsewhere.starts_with("Attack 20C6 with rk"), "{elsewhere}");
-    assert_eq!(browser.eval(&russian, &format!("{sewer}.hidden")).await, true);
+    assert_eq!(
+        browser.eval(&russian, &format!("{sewer}.hidden")).await,
+        true
+    );
     let errors = browser.page_errors().await;
     assert!(errors.is_empty(), "{errors:?}");
     browser.close().await;
@@ -259,12 +296,20 @@ async fn one_unit_withdraws_from_melee_to_a_hex_clicked_while_another_attacks() 
         "1C4"
     );
     browser
-        .eval(&german, "document.getElementById('cc-form').requestSubmit()")
+        .eval(
+            &german,
+            "document.getElementById('cc-form').requestSubmit()",
+        )
         .await;
     // The designation is the CLI's `cc 1C3 g1 vs r1 and withdraw g2 to 1C4`.
     previewed(&mut browser, &german).await;
     assert_eq!(
-        text(&mut browser, &german, "JSON.stringify(window.aslWatch.proposal.command)").await,
+        text(
+            &mut browser,
+            &german,
+            "JSON.stringify(window.aslWatch.proposal.command)"
+        )
+        .await,
         r#"{"close_combat":{"hex":"1C3","attacks":[{"attackers":["g1"],"defenders":["r1"]}],"withdrawals":[{"units":["g2"],"to":"1C4"}],"no_ambush":false}}"#
     );
     let designated = send(&mut browser, &german).await;
