@@ -2065,9 +2065,13 @@
       case "double_time":
       case "sewer":
       case "tunnel":
-      case "surface":
         return step.phase === "MPh" && acting === page.side
           ? null : `Movement is for your MPh (A4): ${now}.`;
+      case "surface":
+        // Units come up from a sewer or a tunnel in the APh, as the referee has it (B8.42,
+        // B8.61): a surfacing is the ATTACKER's, in place of an advance.
+        return step.phase === "APh" && acting === page.side
+          ? null : `Units come up from below ground in your APh (B8.42, B8.61): ${now}.`;
       case "rout_tunnel":
         return step.phase === "RtPh" && acting === page.side
           ? null : `Rout is for your RtPh (A10.5): ${now}.`;

@@ -326,3 +326,186 @@ async fn one_unit_withdraws_from_melee_to_a_hex_clicked_while_another_attacks() 
     browser.close().await;
     server.stop().await;
 }
+
+/// A German squad holding an LMG and another beside it in 1C3; a Russian squad far off.
+const TRANSFER: &str = r#"name = "Transfer"
+turns = 1
+first = "german"
+sides = [
+    { id = "german", name = "German" },
+    { id = "russian", name = "Russian" },
+]
+
+[[area]]
+from = "1A1"
+to = "1J10"
+terrain = "open_ground"
+
+[[units]]
+id = "g1"
+side = "german"
+kind = "squad"
+ratings = "4-6-7"
+hex = "1C3"
+
+[[units]]
+id = "g2"
+side = "german"
+kind = "squad"
+ratings = "4-6-7"
+hex = "1C3"
+
+[[units]]
+id = "r1"
+side = "russian"
+kind = "squad"
+ratings = "4-4-7"
+hex = "1J10"
+
+[[weapons]]
+id = "lmg"
+name = "LMG"
+pp = 1
+held_by = "g1"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_support_weapon_is_transferred_at_the_start_of_the_aph_from_the_stack_list() {
+    let (_dir, server, mut browser, [german, russian]) = start(TRANSFER).await;
+    let players = [&german, &russian];
+    play_until(&mut browser, players, &at("APh, ATTACKER")).await;
+
+    // g2 picked, then the LMG g1 holds clicked in the stack list: `transfer lmg to g2` (A4.431).
+    select(&mut browser, &german, "1C3", &["g2"]).await;
+    let lmg = "document.querySelector('#stack button.weapon-pick[data-weapon=\"lmg\"]')";
+    browser.eval(&german, &format!("{lmg}.click()")).await;
+    previewed(&mut browser, &german).await;
+    assert_eq!(
+        text(
+            &mut browser,
+            &german,
+            "JSON.stringify(window.aslWatch.proposal.command)"
+        )
+        .await,
+        r#"{"transfer_weapon":{"weapon":"lmg","to":"g2"}}"#
+    );
+    let transferred = send(&mut browser, &german).await;
+    assert!(
+        transferred.starts_with("Transfer LMG to g2: "),
+        "{transferred}"
+    );
+    browser
+        .wait_for(
+            &german,
+            "the LMG with g2",
+            &format!("{SETTLED} && {lmg}.textContent.includes('held by g2')"),
+            WAIT,
+        )
+        .await;
+    let errors = browser.page_errors().await;
+    assert!(errors.is_empty(), "{errors:?}");
+    browser.close().await;
+    server.stop().await;
+}
+
+const TUNNEL: &str = include_str!("../../protocol/tests/positions/scenarios/b8-63-discovery.toml");
+const TUNNEL_ROUT: &str = include_str!("../../protocol/tests/positions/scenarios/b8-62-rout.toml");
+
+/// JavaScript: the unit's hex and whether it is below ground, on this page's live position.
+fn where_is(unit: &str) -> String {
+    format!(
+        "(() => {{ const u = window.aslWatch.live.units['{unit}']; \
+         return u ? u.hex + (u.underground ? ' below' : '') : 'gone'; }})()"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_squad_goes_into_its_tunnel_in_the_mph_and_surfaces_in_the_aph() {
+    let (_dir, server, mut browser, [german, russian]) = start(TUNNEL).await;
+    let players = [&german, &russian];
+    play_until(&mut browser, players, &at("MPh, ATTACKER")).await;
+
+    // T takes g1 into the tunnel at 20C6; it is beneath the other entrance, 20E6 (B8.6).
+    select(&mut browser, &german, "20C6", &["g1"]).await;
+    browser.type_key(&german, "t").await;
+    let went = send(&mut browser, &german).await;
+    assert!(went.starts_with("g1 enter the tunnel: "), "{went}");
+    settle(&mut browser, players).await;
+    assert_eq!(
+        text(&mut browser, &german, &where_is("g1")).await,
+        "20E6 below"
+    );
+    // Surfacing is not for the MPh (B8.61): the key says so, and nothing is proposed.
+    browser.type_key(&german, "u").await;
+    let why = text(
+        &mut browser,
+        &german,
+        "document.getElementById('selection').textContent",
+    )
+    .await;
+    assert!(why.contains("in your APh (B8.42, B8.61)"), "{why}");
+    assert_eq!(
+        browser
+            .eval(&german, "window.aslWatch.proposal === null")
+            .await,
+        true
+    );
+
+    // In the APh U brings it up, as `surface g1` does.
+    browser.press(&german, "Escape", 27).await;
+    play_until(&mut browser, players, &at("APh, ATTACKER")).await;
+    select(&mut browser, &german, "20E6", &["g1"]).await;
+    browser.type_key(&german, "u").await;
+    let up = send(&mut browser, &german).await;
+    assert!(up.starts_with("g1 surface: "), "{up}");
+    settle(&mut browser, players).await;
+    assert_eq!(text(&mut browser, &german, &where_is("g1")).await, "20E6");
+    let errors = browser.page_errors().await;
+    assert!(errors.is_empty(), "{errors:?}");
+    browser.close().await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_squad_routs_through_its_tunnel_from_the_page() {
+    let (_dir, server, mut browser, [german, russian]) = start(TUNNEL_ROUT).await;
+    let players = [&german, &russian];
+    play_until(&mut browser, players, &at("RtPh, ATTACKER")).await;
+
+    // gb would come out ADJACENT to the Good Order r2: O shows the referee's refusal (B8.62).
+    select(&mut browser, &german, "4E6", &["gb"]).await;
+    browser.type_key(&german, "o").await;
+    let refused = previewed(&mut browser, &german).await;
+    assert!(
+        refused.starts_with("gb rout through the tunnel: refused (B8.62): ")
+            && refused.contains("ADJACENT"),
+        "{refused}"
+    );
+    browser.press(&german, "Escape", 27).await;
+    // Once r2 is broken (entered from the Adjudicate form), the same keys rout it through.
+    browser
+        .eval(
+            &german,
+            "document.getElementById('forms').open = true; \
+             document.getElementById('adjudicate-unit').value = 'r2'; \
+             document.getElementById('adjudicate-outcome').value = 'break'; \
+             document.getElementById('adjudicate-note').value = 'AFPh, 1MC failed'; \
+             document.getElementById('adjudicate-form').requestSubmit()",
+        )
+        .await;
+    send(&mut browser, &german).await;
+    settle(&mut browser, players).await;
+    select(&mut browser, &german, "4E6", &["gb"]).await;
+    browser.type_key(&german, "o").await;
+    let routed = send(&mut browser, &german).await;
+    assert!(
+        routed.starts_with("gb rout through the tunnel: "),
+        "{routed}"
+    );
+    settle(&mut browser, players).await;
+    assert_eq!(text(&mut browser, &german, &where_is("gb")).await, "4C6");
+    let errors = browser.page_errors().await;
+    assert!(errors.is_empty(), "{errors:?}");
+    browser.close().await;
+    server.stop().await;
+}
