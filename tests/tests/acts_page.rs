@@ -509,3 +509,35 @@ async fn a_broken_squad_routs_through_its_tunnel_from_the_page() {
     browser.close().await;
     server.stop().await;
 }
+
+const WA_POSITIONS: &str =
+    include_str!("../../protocol/tests/positions/scenarios/wa-positions.toml");
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wall_advantage_is_claimed_and_forfeited_with_the_keys() {
+    let (_dir, server, mut browser, [german, russian]) = start(WA_POSITIONS).await;
+    let players = [&german, &russian];
+    settle(&mut browser, players).await;
+    // The RPh ends into the German's step to claim WA (B9.322).
+    browser.type_key(&german, "n").await;
+    send(&mut browser, &german).await;
+    settle(&mut browser, players).await;
+
+    // W claims it for the squads picked, as `claim-wa gb2` does; F gives it up again.
+    select(&mut browser, &german, "10C9", &["gb2"]).await;
+    browser.type_key(&german, "w").await;
+    let claimed = send(&mut browser, &german).await;
+    assert!(claimed.starts_with("Claim WA for gb2: "), "{claimed}");
+    settle(&mut browser, players).await;
+    let wa = "window.aslWatch.live.units['gb2'].wall_advantage";
+    assert_eq!(browser.eval(&german, wa).await, true);
+    browser.type_key(&german, "f").await;
+    let forfeited = send(&mut browser, &german).await;
+    assert!(forfeited.starts_with("Forfeit WA for gb2: "), "{forfeited}");
+    settle(&mut browser, players).await;
+    assert_eq!(browser.eval(&german, wa).await, false);
+    let errors = browser.page_errors().await;
+    assert!(errors.is_empty(), "{errors:?}");
+    browser.close().await;
+    server.stop().await;
+}
