@@ -1644,27 +1644,43 @@
   }
 
   /** The acts done on the hex itself rather than on a counter, each a button under its
-   * stack: in this side's MPh, at a road Manhole, declaring it out of Known enemy LOS for its
-   * sewer stacks' Sewer Emergence (B8.42), as `manhole-unseen HEX` does. The referee rules on
-   * it; the page only keeps the button to where the map shows a road Manhole. */
+   * stack where the position shows what they need: in this side's MPh, at a road Manhole,
+   * declaring it out of Known enemy LOS for its sewer stacks' Sewer Emergence (B8.42); where
+   * this side saw an enemy tunnel entrance used, the search for it by the one unit of the
+   * side picked there, in the MPh (B8.63, A4.44); where it discovered one, its destruction
+   * (B8.63). The referee rules on each, as on the `manhole-unseen`, `discover-tunnel` and
+   * `destroy-tunnel` lines. */
   function hexActs(state, hex) {
     if (page.side === null || page.viewing !== null || state.over || state.setup) return [];
     const { step, acting } = moment(state);
-    if (step.phase !== "MPh" || acting !== page.side) return [];
+    if (acting !== page.side) return [];
     const acts = [];
-    const spec = state.scenario.hexes[hex];
-    if (spec && spec.manhole && spec.road) {
-      const label = `Manhole ${hex} out of enemy LOS (B8.42)`;
+    const button = (act, label, command) => {
       const b = document.createElement("button");
       b.type = "button";
       b.className = "hex-act";
-      b.dataset.act = "manhole_unseen";
+      b.dataset.act = act;
       b.textContent = label;
       b.addEventListener("click", () => {
         markTarget(hex);
-        propose({ declare_manhole_unseen: { hex } }, label);
+        propose(command, label);
       });
       acts.push(b);
+    };
+    const spec = state.scenario.hexes[hex];
+    const mph = step.phase === "MPh";
+    if (mph && spec && spec.manhole && spec.road) {
+      button("manhole_unseen", `Manhole ${hex} out of enemy LOS (B8.42)`, { declare_manhole_unseen: { hex } });
+    }
+    const discovered = (state.tunnel_discoveries || []).some(([side, at]) => side === page.side && at === hex);
+    const seen = (state.tunnel_sightings || []).some(([at]) => at === hex);
+    const picked = [...page.selected].map((id) => state.units[id]).filter(Boolean);
+    if (mph && seen && !discovered && picked.length === 1 && picked[0].hex === hex && picked[0].side === page.side) {
+      const unit = picked[0].id;
+      button("discover_tunnel", `${unit} searches ${hex} for the tunnel entrance seen used (B8.63)`, { discover_tunnel: { unit } });
+    }
+    if (discovered) {
+      button("destroy_tunnel", `Destroy the tunnel entrance at ${hex} (B8.63)`, { destroy_tunnel: { entrance: hex } });
     }
     return acts;
   }

@@ -541,3 +541,90 @@ async fn wall_advantage_is_claimed_and_forfeited_with_the_keys() {
     browser.close().await;
     server.stop().await;
 }
+
+/// JavaScript: the German's page is at `line` in the Russian's Player Turn.
+fn in_russian_turn(line: &str) -> String {
+    format!(
+        "window.aslWatch.live.clock.player_turn === 2 && {}",
+        at(line)
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_enemy_tunnel_entrance_seen_used_is_searched_for_and_destroyed_from_its_hex() {
+    let (_dir, server, mut browser, [german, russian]) = start(TUNNEL).await;
+    let players = [&german, &russian];
+    // The German goes down at 20C6 in rs's view, and comes up at 20E6 in the APh.
+    play_until(&mut browser, players, &at("MPh, ATTACKER")).await;
+    select(&mut browser, &german, "20C6", &["g1"]).await;
+    browser.type_key(&german, "t").await;
+    send(&mut browser, &german).await;
+    browser.press(&german, "Escape", 27).await;
+    play_until(&mut browser, players, &at("APh, ATTACKER")).await;
+    select(&mut browser, &german, "20E6", &["g1"]).await;
+    browser.type_key(&german, "u").await;
+    send(&mut browser, &german).await;
+    browser.press(&german, "Escape", 27).await;
+
+    // The Russian MPh: rs comes into 20C6, where the side saw the entrance used; its stack
+    // offers the search to rs, picked there (B8.63, A4.44).
+    play_until(&mut browser, players, &in_russian_turn("MPh, ATTACKER")).await;
+    select(&mut browser, &russian, "20C8", &["rs"]).await;
+    let search = "#stack button.hex-act[data-act=\"discover_tunnel\"]";
+    assert_eq!(browser.eval(&russian, &exists(search)).await, false);
+    for hex in ["20C7", "20C6"] {
+        browser.eval(&russian, &click_hex(hex)).await;
+        send(&mut browser, &russian).await;
+        settle(&mut browser, players).await;
+    }
+    browser
+        .wait_for(&russian, "the search offered", &exists(search), WAIT)
+        .await;
+    // Nothing of it on the German's page, whose units saw nothing used.
+    browser.eval(&german, &click_hex("20C6")).await;
+    assert_eq!(
+        browser
+            .eval(
+                &german,
+                "document.querySelectorAll('#stack button.hex-act').length"
+            )
+            .await,
+        0
+    );
+    browser
+        .eval(
+            &russian,
+            &format!("document.querySelector('{search}').click()"),
+        )
+        .await;
+    let searched = send(&mut browser, &russian).await;
+    assert!(
+        searched.starts_with("rs searches 20C6 for the tunnel entrance seen used (B8.63): "),
+        "{searched}"
+    );
+    settle(&mut browser, players).await;
+
+    // Discovered, the entrance is the Russian's to destroy from its hex (B8.63).
+    let destroy = "#stack button.hex-act[data-act=\"destroy_tunnel\"]";
+    browser.press(&russian, "Escape", 27).await;
+    play_until(&mut browser, players, &in_russian_turn("CCPh, ATTACKER")).await;
+    browser.eval(&russian, &click_hex("20C6")).await;
+    browser
+        .wait_for(&russian, "the destruction offered", &exists(destroy), WAIT)
+        .await;
+    browser
+        .eval(
+            &russian,
+            &format!("document.querySelector('{destroy}').click()"),
+        )
+        .await;
+    let destroyed = send(&mut browser, &russian).await;
+    assert!(
+        destroyed.starts_with("Destroy the tunnel entrance at 20C6 (B8.63): "),
+        "{destroyed}"
+    );
+    let errors = browser.page_errors().await;
+    assert!(errors.is_empty(), "{errors:?}");
+    browser.close().await;
+    server.stop().await;
+}
