@@ -628,3 +628,60 @@ async fn an_enemy_tunnel_entrance_seen_used_is_searched_for_and_destroyed_from_i
     browser.close().await;
     server.stop().await;
 }
+
+const B9_41: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");
+
+/// JavaScript: clicks the prompt's answer whose text ends with `words`.
+fn answer(words: &str) -> String {
+    format!(
+        "[...document.querySelectorAll('#prompt button.answer')].find(b => b.textContent.endsWith('{words}')).click()"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_concealed_wall_advantage_holder_is_shown_from_the_challenge_prompt() {
+    let (_dir, server, mut browser, [german, russian]) = start(B9_41).await;
+    let players = [&german, &russian];
+    play_until(&mut browser, players, &at("MPh, ATTACKER")).await;
+    // The B9.4 EX's moves: 447a leaves H7 (the concealed 337a takes WA, B9.323), and 467a
+    // leaving its wall gives the 7-4-7 a chance at WA (B9.41, B9.322), which it lets pass.
+    select(&mut browser, &german, "55H7", &["447a"]).await;
+    browser.eval(&german, &click_hex("55I8")).await;
+    send(&mut browser, &german).await;
+    browser.press(&german, "Escape", 27).await;
+    select(&mut browser, &german, "55H5", &["467a"]).await;
+    browser.eval(&german, &click_hex("55H6")).await;
+    send(&mut browser, &german).await;
+    settle(&mut browser, players).await;
+    browser.eval(&russian, &answer("Let the chance pass")).await;
+    send(&mut browser, &russian).await;
+    settle(&mut browser, players).await;
+
+    // 467a's claim challenges the concealed holder (B9.324): the Russian's prompt offers to
+    // show it, as `show-wa 337a` does; shown real, it keeps WA and 467a has none.
+    browser
+        .wait_for(
+            &russian,
+            "the challenge's answer",
+            "[...document.querySelectorAll('#prompt button.answer')].some(b => b.textContent.endsWith('Show 337a'))",
+            WAIT,
+        )
+        .await;
+    browser.eval(&russian, &answer("Show 337a")).await;
+    let shown = send(&mut browser, &russian).await;
+    assert!(shown.starts_with("Show 337a: "), "{shown}");
+    settle(&mut browser, players).await;
+    assert_eq!(
+        browser
+            .eval(
+                &russian,
+                "[window.aslWatch.live.units['337a'].wall_advantage, window.aslWatch.live.units['467a'].wall_advantage]"
+            )
+            .await,
+        serde_json::json!([true, false])
+    );
+    let errors = browser.page_errors().await;
+    assert!(errors.is_empty(), "{errors:?}");
+    browser.close().await;
+    server.stop().await;
+}
