@@ -685,3 +685,84 @@ async fn a_concealed_wall_advantage_holder_is_shown_from_the_challenge_prompt() 
     browser.close().await;
     server.stop().await;
 }
+
+/// A Russian squad that moves up column E at a German squad in 2E6, behind the woods of 2E5
+/// until it enters them: the German's first two attacks have no LOS (declared and over at once,
+/// A6.11), and mark it First Fire, then Final Fire (A8.3), so its attack at the woods, adjacent,
+/// is Final Protective Fire whatever the dice do (A8.31).
+const FPF: &str = r#"name = "FPF from behind the woods"
+turns = 1
+first = "russian"
+sides = [
+    { id = "german", name = "German", nationality = "german" },
+    { id = "russian", name = "Russian", nationality = "russian" },
+]
+
+[[area]]
+from = "2A1"
+to = "2J10"
+terrain = "open_ground"
+
+[[hexes]]
+hex = "2E5"
+terrain = "woods"
+
+[[units]]
+id = "ra"
+side = "russian"
+kind = "squad"
+ratings = "4-4-7"
+hex = "2E2"
+
+[[units]]
+id = "g1"
+side = "german"
+kind = "squad"
+ratings = "4-6-7"
+hex = "2E6"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn final_protective_fire_from_the_page_takes_its_nmc_in_both_records() {
+    let (_dir, server, mut browser, [german, russian]) = start(FPF).await;
+    let players = [&german, &russian];
+    play_until(&mut browser, players, &at("MPh, ATTACKER")).await;
+    select(&mut browser, &russian, "2E2", &["ra"]).await;
+    for hex in ["2E3", "2E4", "2E5"] {
+        // The Russian's step (ra stays picked), then the German's fire at it: K, the hex.
+        browser.eval(&russian, &click_hex(hex)).await;
+        send(&mut browser, &russian).await;
+        settle(&mut browser, players).await;
+        browser.press(&german, "Escape", 27).await;
+        select(&mut browser, &german, "2E6", &["g1"]).await;
+        browser.type_key(&german, "k").await;
+        browser.eval(&german, &click_hex(hex)).await;
+        let fired = send(&mut browser, &german).await;
+        assert!(
+            fired.starts_with(&format!("Attack {hex} with g1: ")),
+            "{fired}"
+        );
+        settle(&mut browser, players).await;
+    }
+    // The third is open: resolved from the prompt, with the server's dice.
+    browser.press(&german, "Escape", 27).await;
+    browser.type_key(&german, "1").await;
+    let resolved = send(&mut browser, &german).await;
+    assert!(resolved.starts_with("Resolve the attack: "), "{resolved}");
+    settle(&mut browser, players).await;
+    for tab in players {
+        browser
+            .wait_for(
+                tab,
+                "g1's FPF NMC in the record",
+                "[...document.querySelectorAll('#events li .text')].some(li => \
+                 li.textContent.includes('`g1` FPF NMC') || li.textContent.includes('g1 FPF NMC'))",
+                WAIT,
+            )
+            .await;
+    }
+    let errors = browser.page_errors().await;
+    assert!(errors.is_empty(), "{errors:?}");
+    browser.close().await;
+    server.stop().await;
+}
