@@ -1412,6 +1412,13 @@
       setUpIn(state, name);
       return;
     }
+    if (page.cc && page.cc.withdrawers.size && name !== page.cc.hex) {
+      // The CC form's units ticked to withdraw go to the hex clicked (A11.2).
+      el("cc-withdraw").value = name;
+      markTarget(name);
+      say(`${[...page.cc.withdrawers].sort(naturally).join(" ")} withdraw to ${name}: Preview the designation (A11.2).`);
+      return;
+    }
     if (page.mode === "enter" && page.entering.size) {
       const entering = [...page.entering].sort(naturally);
       markTarget(name);
@@ -1627,6 +1634,55 @@
       list.append(li);
     }
     box.append(list);
+    const acts = hexActs(state, hex);
+    if (acts.length) {
+      const line = document.createElement("div");
+      line.className = "hex-acts";
+      line.append(...acts);
+      box.append(line);
+    }
+  }
+
+  /** The acts done on the hex itself rather than on a counter, each a button under its
+   * stack where the position shows what they need: in this side's MPh, at a road Manhole,
+   * declaring it out of Known enemy LOS for its sewer stacks' Sewer Emergence (B8.42); where
+   * this side saw an enemy tunnel entrance used, the search for it by the one unit of the
+   * side picked there, in the MPh (B8.63, A4.44); where it discovered one, its destruction
+   * (B8.63). The referee rules on each, as on the `manhole-unseen`, `discover-tunnel` and
+   * `destroy-tunnel` lines. */
+  function hexActs(state, hex) {
+    if (page.side === null || page.viewing !== null || state.over || state.setup) return [];
+    const { step, acting } = moment(state);
+    if (acting !== page.side) return [];
+    const acts = [];
+    const button = (act, label, command) => {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "hex-act";
+      b.dataset.act = act;
+      b.textContent = label;
+      b.addEventListener("click", () => {
+        markTarget(hex);
+        propose(command, label);
+      });
+      acts.push(b);
+    };
+    const spec = state.scenario.hexes[hex];
+    const mph = step.phase === "MPh";
+    if (mph && spec && spec.manhole && spec.road) {
+      button("manhole_unseen", `Manhole ${hex} out of enemy LOS (B8.42)`, { declare_manhole_unseen: { hex } });
+    }
+    const discovered = (state.tunnel_discoveries || []).some(([side, at]) => side === page.side && at === hex);
+    const seen = (state.tunnel_sightings || []).some(([at]) => at === hex);
+    const picked = [...page.selected].map((id) => state.units[id]).filter(Boolean);
+    if (mph && seen && !discovered && picked.length === 1 && picked[0].hex === hex && picked[0].side === page.side) {
+      const unit = picked[0].id;
+      button("discover_tunnel", `${unit} searches ${hex} for the tunnel entrance seen used (B8.63)`, { discover_tunnel: { unit } });
+    }
+    if (discovered) {
+      button("destroy_tunnel", `Destroy the tunnel entrance at ${hex} (B8.63)`, { destroy_tunnel: { entrance: hex } });
+    }
+    return acts;
   }
 
   function toggle(id) {
@@ -1693,9 +1749,29 @@
     el("proposal").hidden = false;
     el("proposal").classList.remove("refused");
     el("proposal-text").textContent = `${label}: asking the referee…`;
+    el("proposal-sewer").hidden = !atManhole(command);
     drawFirePreview(null);
     el("confirm").disabled = true;
     send({ preview: { id, command } });
+  }
+
+  /** Whether `command` is an attack at a Manhole hex's surface: the same clicks may aim at
+   * the sewer beneath it instead (B8.3), as `attack … at HEX sewer` does. */
+  function atManhole(command) {
+    const a = command && command.declare_attack;
+    const state = liveState();
+    if (!a || a.into_sewer || !state) return false;
+    const spec = state.scenario.hexes[a.target];
+    return Boolean(spec && spec.manhole);
+  }
+
+  /** The attack proposed at a Manhole's surface, proposed again at the sewer beneath it. */
+  function aimIntoSewer() {
+    const p = page.proposal;
+    if (!p || !atManhole(p.command)) return;
+    const a = p.command.declare_attack;
+    propose({ declare_attack: { firers: a.firers, target: a.target, into_sewer: true } },
+      `Attack the sewer beneath ${a.target} with ${a.firers.join(" ")}`);
   }
 
   function previewed(answer) {
@@ -2005,9 +2081,13 @@
       case "double_time":
       case "sewer":
       case "tunnel":
-      case "surface":
         return step.phase === "MPh" && acting === page.side
           ? null : `Movement is for your MPh (A4): ${now}.`;
+      case "surface":
+        // Units come up from a sewer or a tunnel in the APh, as the referee has it (B8.42,
+        // B8.61): a surfacing is the ATTACKER's, in place of an advance.
+        return step.phase === "APh" && acting === page.side
+          ? null : `Units come up from below ground in your APh (B8.42, B8.61): ${now}.`;
       case "rout_tunnel":
         return step.phase === "RtPh" && acting === page.side
           ? null : `Rout is for your RtPh (A10.5): ${now}.`;
@@ -2249,6 +2329,8 @@
         attackers: new Set((picked.length ? picked : own).map((u) => u.id)),
         defenders: new Set(here.filter((u) => u.side !== page.side).map((u) => u.id)),
       }],
+      // This side's units there that withdraw from the Melee instead of attacking (A11.2).
+      withdrawers: new Set(),
     };
     drawCc(state);
   }
@@ -2264,6 +2346,7 @@
     const cc = page.cc;
     const box = el("cc-attacks");
     box.replaceChildren();
+    el("cc-withdrawers").replaceChildren();
     if (!cc) return;
     const here = ccUnits(state, cc.hex);
     const ambusher = (state.movement.ambush || {})[cc.hex];
@@ -2313,14 +2396,50 @@
       }
       box.append(row);
     });
+    // Each unit of this side ticked here withdraws to the hex clicked on the map (or typed)
+    // while the others attack, as `cc HEX … and withdraw UNITS to HEX` does; a withdrawing
+    // unit makes no attack (A11.2), so ticking it takes it out of the attacks above.
+    const away = document.createElement("div");
+    away.className = "cc-withdrawal";
+    const head = document.createElement("strong");
+    head.textContent = "Withdraw (A11.2):";
+    away.append(head);
+    for (const u of here.filter((u) => u.side === page.side)) {
+      const label = document.createElement("label");
+      const input = document.createElement("input");
+      input.type = "checkbox";
+      input.dataset.unit = u.id;
+      input.dataset.role = "withdrawer";
+      input.checked = cc.withdrawers.has(u.id);
+      input.addEventListener("change", () => {
+        if (input.checked) {
+          cc.withdrawers.add(u.id);
+          for (const r of cc.rows) r.attackers.delete(u.id);
+          say(`Click the hex ${[...cc.withdrawers].sort(naturally).join(" ")} withdraw to, then Preview (A11.2).`);
+        } else {
+          cc.withdrawers.delete(u.id);
+        }
+        drawCc(state);
+      });
+      label.append(input, ` ${u.id} ${u.ratings}`);
+      away.append(label);
+    }
+    el("cc-withdrawers").append(away);
   }
 
-  /** The `close_combat` command the form holds: its attacks, in order, empty rows left out;
-   * or, with a hex to withdraw to, every unit of this side there withdrawing to it and no
-   * attack (A11.2: a withdrawing unit makes none). */
+  /** The `close_combat` command the form holds: its attacks, in order, empty rows left out,
+   * and the units ticked to withdraw going to the hex given; or, with a hex given and none
+   * ticked, every unit of this side there withdrawing to it and no attack (A11.2: a
+   * withdrawing unit makes none). */
   function ccCommand(none) {
     const cc = page.cc;
     const to = el("cc-withdraw").value.trim();
+    if (!none && to && cc.withdrawers.size) {
+      const attacks = cc.rows
+        .map((r) => ({ attackers: [...r.attackers].filter((id) => !cc.withdrawers.has(id)).sort(naturally), defenders: [...r.defenders].sort(naturally) }))
+        .filter((a) => a.attackers.length);
+      return { close_combat: { hex: cc.hex, attacks, withdrawals: [{ units: [...cc.withdrawers].sort(naturally), to }], no_ambush: false } };
+    }
     if (!none && to) {
       const state = liveState();
       const own = state ? ccUnits(state, cc.hex).filter((u) => u.side === page.side).map((u) => u.id) : [];
@@ -2407,6 +2526,11 @@
     }
     const left = leftToSetUp(state, me);
     const weapons = weaponsToGive(state);
+    // The units of its set-up order this side has placed, each one click from being taken
+    // back (A12.12), as `lift UNIT` does; not those the scenario puts on the map itself.
+    const order = state.scenario.setup.units;
+    const placed = ownUnits(state).filter((u) => order[u.id] && !order[u.id].enters)
+      .sort((a, b) => naturally(a.id, b.id));
     const give = weapons.length
       ? ` ${weapons.length} support weapon(s) to give (A4.43): ${weapons.map((w) => `\`${w.id}\` ${w.name}`).join(", ")}; pick those the next unit you place takes.`
       : "";
@@ -2414,8 +2538,9 @@
       return {
         yours: true,
         step: true,
-        text: `Set-up step. Your set-up (A12.12): every unit is placed.${give} Click a placed unit's hex and another hex of your area (shaded) to move it${weapons.length ? " with the weapons picked" : ", or Done (N) to end your set-up"}.`,
+        text: `Set-up step. Your set-up (A12.12): every unit is placed.${give} Click a placed unit's hex and another hex of your area (shaded) to move it${weapons.length ? " with the weapons picked" : ", or Done (N) to end your set-up"}; take one back with its ↶ button.`,
         weapons,
+        lifts: placed,
       };
     }
     const pick = setupPick(state);
@@ -2430,6 +2555,7 @@
       text: `Set-up step. Your set-up (A12.12): ${left.length} left to place: ${words.join(", ")}.${give} Click a hex of your area (shaded) to place \`${pick.id}\`${setupHowFor(pick) ? ` ${setupHowFor(pick)}` : ""}; Done (N) once all are placed.`,
       picks: left.map((u) => u.id),
       weapons,
+      lifts: placed,
     };
   }
 
@@ -2760,6 +2886,20 @@
           if (page.setupWeapons.has(w.id)) page.setupWeapons.delete(w.id);
           else page.setupWeapons.add(w.id);
           drawPlay();
+        });
+        line.append(b);
+      }
+      for (const u of f.lifts || []) {
+        // A unit placed in this set-up, taken back off the map to be placed again (A12.12).
+        const b = document.createElement("button");
+        b.type = "button";
+        b.className = "answer lift-pick";
+        b.dataset.unit = u.id;
+        b.title = `Take ${u.id} back off the map, to place it again (A12.12)`;
+        b.textContent = `↶ ${u.id} in ${u.hex}`;
+        b.addEventListener("click", () => {
+          page.selected = new Set([u.id]);
+          propose({ lift_set_up: { unit: u.id } }, `Take back ${u.id} from ${u.hex}`);
         });
         line.append(b);
       }
@@ -3557,6 +3697,7 @@
       b.addEventListener("click", () => act(b.dataset.action));
     }
     el("confirm").addEventListener("click", confirmProposal);
+    el("proposal-sewer").addEventListener("click", aimIntoSewer);
     el("cancel").addEventListener("click", () => {
       cancel();
       drawPlay();

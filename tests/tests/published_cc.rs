@@ -1,7 +1,9 @@
 //! A published VASL set-up save played from its set-up to a Close Combat on the play page, as
 //! two players would, when `ASL_VASL_SAVES` names a directory of saves and `ASL_BOARDS` VASL's
-//! board archives (no third party's save or board is in the repository: the CC steps always
-//! run in `cc_page.rs` on a scenario of the project's own).
+//! board archives (no third party's save or board is in the repository). The same turns always
+//! run on a save synthesised in a published set-up save's shape (its whole order of battle and
+//! a support weapon in the map's margin, VASL's xz inside the zip) on a board synthesised in
+//! VASL's format, with and without the fire.
 //!
 //! Each save becomes a game with no edits (`asl new SAVE.vsav`). Both sides set up their whole
 //! order of battle through the client's connection (a script would send the same commands):
@@ -50,6 +52,60 @@ async fn published_saves_are_played_to_a_close_combat_on_the_page() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn published_saves_are_played_with_advancing_fire_on_the_page() {
     each_save(Fire::Advancing).await;
+}
+
+/// A set-up save as published ones are: nothing on the board, each side's order of battle in
+/// the map's margin (two squads each), and a German LMG there with nobody
+/// holding it, which the German gives to a unit as he sets it up (A4.43). Written as VASL
+/// writes one, by the save reader's own test writer.
+fn synthesised_setup_save() -> Vec<u8> {
+    use vasl_save::save::{writer, Encoding};
+    let margin = |n: u32| format!("Main Map;{};{};1", 60 + 60 * n, 120);
+    let pieces = [
+        "piece;K;D;ge/ge467S;4-6-7 1sq",
+        "piece;K;D;ge/ge467S;4-6-7 1sq",
+        "piece;K;D;ge/geLMG;LMG",
+        "piece;K;D;ru/ru447S;4-4-7 1sq",
+        "piece;K;D;ru/ru447S;4-4-7 1sq",
+    ];
+    let mut lines = vec!["bd\t0\t0\t02\tVER\t6.4\t".to_string()];
+    for (n, piece) in pieces.iter().enumerate() {
+        let at = margin(n as u32);
+        lines.push(writer::piece_command(
+            &(n + 1).to_string(),
+            &[(*piece, at.as_str())],
+        ));
+    }
+    let text = writer::saved_game_text(&lines);
+    writer::vsav(&writer::encode(&text, Encoding::Xz), Some("VASL"))
+}
+
+/// The save synthesised above and board 02 in VASL's format, in `dir`: the save's path and
+/// the boards' directory.
+fn synthesised(dir: &Path) -> (PathBuf, PathBuf) {
+    use protocol::board::vasl::synth::SynthBoard;
+    let boards = dir.join("boards");
+    std::fs::create_dir(&boards).unwrap();
+    std::fs::write(boards.join("bd02"), SynthBoard::geomorphic("02").archive()).unwrap();
+    let save = dir.join("Synthesised set-up.vsav");
+    std::fs::write(&save, synthesised_setup_save()).unwrap();
+    (save, boards)
+}
+
+/// A set-up save's first turn to its Close Combat on the page, whatever the environment holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_synthesised_set_up_save_is_played_to_a_close_combat_on_the_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let (save, boards) = synthesised(dir.path());
+    play_to_close_combat(&save, &boards, Fire::None).await;
+}
+
+/// The same turn with the Advancing Fire first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_synthesised_set_up_save_is_played_with_advancing_fire_on_the_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let (save, boards) = synthesised(dir.path());
+    play_to_close_combat(&save, &boards, Fire::Advancing).await;
 }
 
 /// Whether the turn holds an attack before the Close Combat.
