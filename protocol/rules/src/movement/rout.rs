@@ -98,8 +98,8 @@ fn check_load(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
 /// the end of its rout (`decide` refuses the unit's step without him). He is not broken, and
 /// routs only with it. Where a step is Interdicted, the unit's NMC — with the leader's DRM
 /// added, and the leader eliminated if it fails, as [LDR] alone says — is the players'
-/// (`FireEffectLeftToPlayers`, A10.711); so is the rout of a pinned leader, which [LDR] alone
-/// bars.
+/// (`FireEffectLeftToPlayers`, A10.711); so is the rout of a pinned or berserk leader, which
+/// [LDR] alone bars.
 pub(crate) fn decide_with_leader(
     game: &Game,
     by: Side,
@@ -153,8 +153,9 @@ fn accompanying_leader<'g>(game: &'g Game, unit: &Unit) -> Option<&'g Unit> {
 }
 
 /// Whether `leader` may rout with the broken `unit` (A10.711): a leader of its side, not
-/// broken (a broken one routs on his own), not berserk, in the unit's Location and free to
-/// leave it, joining it before its rout begins or routing with it already.
+/// broken (a broken one routs on his own), in the unit's Location and free to leave it,
+/// joining it before its rout begins or routing with it already. A berserk or pinned one is
+/// the players' ([LDR] alone bars him).
 fn check_companion(game: &Game, unit: &Unit, leader: &Unit) -> Result<(), RuleViolation> {
     let id = &leader.id;
     let refuse = |kind, why: String| {
@@ -179,8 +180,8 @@ fn check_companion(game: &Game, unit: &Unit, leader: &Unit) -> Result<(), RuleVi
     }
     if leader.morale == Morale::Berserk {
         return refuse(
-            ViolationKind::UnitState,
-            " is berserk: only a leader not berserk routs with a broken unit".into(),
+            ViolationKind::NotModelled,
+            " is berserk: whether a berserk leader routs with a broken unit rests on one source, so the players adjudicate it".into(),
         );
     }
     if leader.concealed {
