@@ -477,6 +477,13 @@ enum OldEvent {
         rule: String,
         outcome: String,
     },
+    LeaderRouted {
+        leader: UnitId,
+        unit: UnitId,
+        from: Hex,
+        to: Hex,
+        mf: MfAccount,
+    },
 }
 
 /// The same event in the old enum's shape.
@@ -1034,6 +1041,19 @@ fn old(event: Event) -> OldEvent {
             rule,
             outcome,
         },
+        Event::LeaderRouted(LeaderRouted {
+            leader,
+            unit,
+            from,
+            to,
+            mf,
+        }) => OldEvent::LeaderRouted {
+            leader,
+            unit,
+            from,
+            to,
+            mf,
+        },
     }
 }
 
@@ -1133,6 +1153,7 @@ const TAGS: &[&str] = &[
     "RecoveryAttempted",
     "WeaponTransferred",
     "FpfNmcTaken",
+    "LeaderRouted",
 ];
 
 fn tag(event: &Event) -> String {

@@ -211,10 +211,19 @@ pub enum Command {
     /// AFPh without Advancing Fire's halving (A7.24).
     MarkOpportunityFire { units: Vec<UnitId> },
     /// Transfer a support weapon from the unit possessing it to another unit of the side in its
-    /// Location, at the start of the ATTACKER's APh (A4.431). Last among the variants: commands
-    /// are stored by variant index and their fields in order, which `protocol/tests/golden.rs`
-    /// pins; a new command goes after it, and a stored one's fields never change.
+    /// Location, in a RPh or at the start of the ATTACKER's APh (A4.431).
     TransferWeapon { weapon: String, to: UnitId },
+    /// Rout one broken unit one hex in the RtPh, as `Rout` does, with a Good Order `leader` of
+    /// its Location routing along (Voluntary Rout, A10.711): he joins it before its first
+    /// step and goes with it every step after. Last among the variants: commands are stored
+    /// by variant index and their fields in order, which `protocol/tests/golden.rs` pins; a
+    /// new command goes after it, and a stored one's fields never change.
+    RoutWithLeader {
+        unit: UnitId,
+        leader: UnitId,
+        to: Hex,
+        morale: Option<u8>,
+    },
 }
 
 impl Command {
@@ -375,6 +384,17 @@ impl Command {
                 Command::MarkOpportunityFire { units: all(units) }
             }
             Command::TransferWeapon { weapon, to } => Command::TransferWeapon { weapon, to: f(to) },
+            Command::RoutWithLeader {
+                unit,
+                leader,
+                to,
+                morale,
+            } => Command::RoutWithLeader {
+                unit: f(unit),
+                leader: f(leader),
+                to,
+                morale,
+            },
             // Commands naming no unit.
             other @ (Command::Done
             | Command::Melee { .. }

@@ -840,6 +840,11 @@ pub struct MovementRecord {
     /// Both sides saw each attempt (under "?" by the unit's alias); forgotten as the phase ends.
     #[serde(default)]
     pub recovery_attempts: BTreeMap<String, BTreeSet<UnitId>>,
+    /// The units that gave or took a SW by Transfer in this RPh (A4.431): a Recovery there is
+    /// a unit's sole act (A4.44), so neither tries one after. Both sides saw each Transfer
+    /// (under "?" none is made); forgotten as the phase ends.
+    #[serde(default)]
+    pub transferred: BTreeSet<UnitId>,
 }
 
 /// The whole state of one game: the rules' working state, bookkeeping included. Its layout is
@@ -1554,6 +1559,7 @@ impl Game {
             bypassed_concealed,
             dropped_to_withdraw,
             recovery_attempts,
+            transferred,
         } = movement;
         let hidden = self.hidden_from(viewer);
         let known = |id: &UnitId| !hidden.contains(id);
@@ -1638,6 +1644,8 @@ impl Game {
                     .map(|(w, units)| (w.clone(), known_of(units)))
                     .filter(|(_, units)| !units.is_empty())
                     .collect(),
+                // Each Transfer was made in the open, by units both sides see (A4.431).
+                transferred: known_of(transferred),
             },
             wa_chance: wa_chance.clone().filter(|c| all_known(&c.units)),
             attack: attack
@@ -1973,6 +1981,11 @@ struct Meaning<'a> {
     /// then encoded too.
     #[serde(skip_serializing_if = "Trailing::is_absent")]
     recovery_attempts: Trailing<'a, BTreeMap<String, BTreeSet<UnitId>>>,
+    /// `MovementRecord::transferred`, added after `recovery_attempts` (A4.431), encoded only
+    /// when some unit gave or took a SW by Transfer in this RPh; the sets before it are then
+    /// encoded too.
+    #[serde(skip_serializing_if = "Trailing::is_absent")]
+    transferred: Trailing<'a>,
 }
 
 /// [`MovementRecord`] as it was when the hashes were pinned: its fields in their order, each
@@ -2103,11 +2116,13 @@ impl<'a> Meaning<'a> {
             bypassed_concealed,
             dropped_to_withdraw,
             recovery_attempts,
+            transferred,
         } = movement;
         let later_fire_record = !location_mf.is_empty()
             || !bypassed_concealed.is_empty()
             || !dropped_to_withdraw.is_empty()
-            || !recovery_attempts.is_empty();
+            || !recovery_attempts.is_empty()
+            || !transferred.is_empty();
         Meaning {
             scenario,
             clock,
@@ -2174,23 +2189,27 @@ impl<'a> Meaning<'a> {
                 location_mf.is_empty(),
                 !bypassed_concealed.is_empty()
                     || !dropped_to_withdraw.is_empty()
-                    || !recovery_attempts.is_empty(),
+                    || !recovery_attempts.is_empty()
+                    || !transferred.is_empty(),
             ),
             bypassed_concealed: Trailing::new(
                 bypassed_concealed,
                 bypassed_concealed.is_empty(),
-                !dropped_to_withdraw.is_empty() || !recovery_attempts.is_empty(),
+                !dropped_to_withdraw.is_empty()
+                    || !recovery_attempts.is_empty()
+                    || !transferred.is_empty(),
             ),
             dropped_to_withdraw: Trailing::new(
                 dropped_to_withdraw,
                 dropped_to_withdraw.is_empty(),
-                !recovery_attempts.is_empty(),
+                !recovery_attempts.is_empty() || !transferred.is_empty(),
             ),
             recovery_attempts: Trailing::new(
                 recovery_attempts,
                 recovery_attempts.is_empty(),
-                false,
+                !transferred.is_empty(),
             ),
+            transferred: Trailing::new(transferred, transferred.is_empty(), false),
         }
     }
 }
@@ -2880,6 +2899,15 @@ mod tests {
         assert_ne!(tried, dropped, "and is not a drop to withdraw");
         game.movement.recovery_attempts.clear();
         assert_eq!(game.state_hash(), before, "no attempt is not encoded");
+        game.movement.transferred = ["g1".to_string()].into();
+        let transferred = game.state_hash();
+        assert_ne!(
+            transferred, before,
+            "a Transfer in the RPh changes the meaning"
+        );
+        assert_ne!(transferred, dropped, "and is not a drop to withdraw");
+        game.movement.transferred.clear();
+        assert_eq!(game.state_hash(), before, "no Transfer is not encoded");
     }
 
     #[test]

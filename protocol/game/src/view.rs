@@ -559,6 +559,7 @@ pub(super) fn rename_unit(game: &mut Game, from: &UnitId, to: &UnitId) {
         &mut game.movement.rallied,
         &mut game.movement.bypassed_concealed,
         &mut game.movement.dropped_to_withdraw,
+        &mut game.movement.transferred,
         &mut game.wa_shown,
     ]
     .into_iter()

@@ -396,6 +396,12 @@ fn decide_events(
         Command::Rout { unit, to, morale } => {
             movement::decide_rout(game, by, unit, *to, *morale, dice)
         }
+        Command::RoutWithLeader {
+            unit,
+            leader,
+            to,
+            morale,
+        } => movement::decide_rout_with_leader(game, by, unit, leader, *to, *morale, dice),
         Command::ClaimTunnelSeen { unit, entrance } => {
             sewer::decide_tunnel_seen(game, by, unit, *entrance)
         }

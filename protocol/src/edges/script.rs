@@ -613,7 +613,8 @@ fn broken_morale(morale: &str) -> Result<u8, LineError> {
         })
 }
 
-/// The rout commands: `rout UNIT to HEX [morale N]`, one hex of a broken unit's rout (A10.5), and the
+/// The rout commands: `rout UNIT to HEX [with LEADER] [morale N]`, one hex of a broken unit's rout
+/// (A10.5), with a Good Order leader routing along (A10.711), and the
 /// tunnel commands of B8.62 and B8.63: `rout UNITS`, `tunnel-seen UNIT HEX`,
 /// `discover-tunnel UNIT`.
 fn parse_tunnel_command(
@@ -630,6 +631,24 @@ fn parse_tunnel_command(
         ("rout", [unit, word, hex, morale_word, morale]) if word == "to" && morale_word == "morale" => {
             Ok(Command::Rout {
                 unit: unit.clone(),
+                to: resolve_hex(scenario, hex)?,
+                morale: Some(broken_morale(morale)?),
+            })
+        }
+        ("rout", [unit, word, hex, with, leader]) if word == "to" && with == "with" => {
+            Ok(Command::RoutWithLeader {
+                unit: unit.clone(),
+                leader: leader.clone(),
+                to: resolve_hex(scenario, hex)?,
+                morale: None,
+            })
+        }
+        ("rout", [unit, word, hex, with, leader, morale_word, morale])
+            if word == "to" && with == "with" && morale_word == "morale" =>
+        {
+            Ok(Command::RoutWithLeader {
+                unit: unit.clone(),
+                leader: leader.clone(),
                 to: resolve_hex(scenario, hex)?,
                 morale: Some(broken_morale(morale)?),
             })

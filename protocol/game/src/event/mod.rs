@@ -168,6 +168,7 @@ macro_rules! each_event {
             Event::RecoveryAttempted($e) => $body,
             Event::WeaponTransferred($e) => $body,
             Event::FpfNmcTaken($e) => $body,
+            Event::LeaderRouted($e) => $body,
         }
     };
 }
@@ -295,6 +296,7 @@ into_event!(
     RecoveryAttempted,
     WeaponTransferred,
     FpfNmcTaken,
+    LeaderRouted,
 );
 
 /// Units an event reveals (`revealed`, each whole as both sides see it now) are taken from the
@@ -429,6 +431,7 @@ pub enum Event {
     RecoveryAttempted(RecoveryAttempted),
     WeaponTransferred(WeaponTransferred),
     FpfNmcTaken(FpfNmcTaken),
+    LeaderRouted(LeaderRouted),
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.

@@ -53,6 +53,18 @@ pub struct UnitRouted {
     pub interdiction_by: Vec<UnitId>,
 }
 
+/// A Good Order leader routed into the adjacent `to` with the broken `unit` he routs along
+/// with (Voluntary Rout, A10.711), right after its `UnitRouted`: the same hex, out of his own
+/// six rout MF. He joins its moving stack, so both rout on as one, and is not broken.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeaderRouted {
+    pub leader: UnitId,
+    pub unit: UnitId,
+    pub from: Hex,
+    pub to: Hex,
+    pub mf: MfAccount,
+}
+
 /// A broken unit that had to rout and could not rout a hex, eliminated for Failure to Rout
 /// as its side's RtPh step ended (A10.5). `next_to`: the Known unbroken enemy it was
 /// ADJACENT to, for whom A20.21 may have it surrender instead (left to the players).
@@ -70,6 +82,68 @@ pub struct RoutLeftToPlayers {
     pub unit: UnitId,
     pub rule: String,
     pub why: String,
+}
+
+impl Fact for LeaderRouted {
+    fn accounts(&self) -> &[MfAccount] {
+        std::slice::from_ref(&self.mf)
+    }
+
+    fn units(&self) -> Vec<&UnitId> {
+        vec![&self.leader, &self.unit]
+    }
+
+    fn apply(&self, game: &mut Game) {
+        let LeaderRouted {
+            leader,
+            unit,
+            to,
+            mf,
+            ..
+        } = self;
+        // The leader and the unit are one moving stack from now on (A10.711): the unit's
+        // step, then his, spend MF as its parts moving on together, not as a stack breaking up.
+        let both = [unit.clone(), leader.clone()];
+        game.movement.moving_stack.insert(leader.clone());
+        game.movement.last_movers = both.iter().cloned().collect();
+        spend(game, &both, std::slice::from_ref(mf), Some(*to));
+        if let Some(u) = game.units.get_mut(leader) {
+            u.hex = *to;
+            u.bypass = None;
+            u.shellhole_cover = false;
+        }
+        carry_weapons(game, std::slice::from_ref(leader), *to);
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let LeaderRouted {
+            leader,
+            unit,
+            from,
+            to,
+            mf,
+        } = self;
+        Event::LeaderRouted(LeaderRouted {
+            leader: names.name(&leader),
+            unit: names.name(&unit),
+            from,
+            to,
+            mf: names.account(&mf),
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let LeaderRouted {
+            leader,
+            unit,
+            from,
+            to,
+            mf,
+        } = self;
+        let mut s = format!("{leader} routed {from} → {to} with {unit} (A10.711)");
+        write_accounts(&mut s, std::slice::from_ref(mf));
+        s
+    }
 }
 
 impl Fact for UnitRouted {

@@ -556,9 +556,15 @@ impl Fact for WeaponTransferred {
     }
 
     fn apply(&self, game: &mut Game) {
-        let WeaponTransferred { weapon, to, .. } = self;
+        let WeaponTransferred { weapon, from, to } = self;
         if let Some(w) = game.weapons.get_mut(weapon) {
             w.held_by = Some(to.clone());
+        }
+        // A4.431, A4.44: a Transfer in the RPh is an act of both units there, where a
+        // Recovery is a unit's sole act.
+        if game.clock.phase() == crate::phase::Phase::Rally {
+            game.movement.transferred.insert(from.clone());
+            game.movement.transferred.insert(to.clone());
         }
     }
 

@@ -25,7 +25,9 @@ pub use portage::RECOVERY_MF;
 pub(crate) use portage::{check_may_possess, check_not_recovering, tried as tried_recovery};
 pub(super) use portage::{decide_drop, decide_pick_up, decide_transfer};
 pub(crate) use rout::check_router;
-pub(super) use rout::{decide as decide_rout, end_of_rout_step};
+pub(super) use rout::{
+    decide as decide_rout, decide_with_leader as decide_rout_with_leader, end_of_rout_step,
+};
 pub use rout::{must_rout, MustRout, INTERDICTION_RANGE_MAX, ROUT_MF};
 pub(super) use step::decide as decide_move;
 pub use step::entry_cost;

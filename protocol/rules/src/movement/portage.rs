@@ -382,6 +382,12 @@ fn rally_phase_recoverer<'g>(
             " attempted a Recovery this RPh already: it is a unit's sole act there",
         );
     }
+    if game.movement.transferred.contains(id) {
+        return refuse(
+            ViolationKind::UnitState,
+            " gave or took a SW by Transfer this RPh (A4.431): a Recovery there is a unit's sole act",
+        );
+    }
     Ok(unit)
 }
 
@@ -411,12 +417,15 @@ fn check_no_known_enemy(
     ))
 }
 
-/// `TransferWeapon` (A4.431): at the start of the ATTACKER's APh — before either unit advances,
-/// the reading of "start" the engine makes — a SW passes from the unit possessing it to
-/// another of the side's units in its Location, both in Good Order and unpinned, at no MF.
-/// A Transfer in the RPh, which would be each unit's act of the RPh, and one as a sub-unit is
-/// created are not modelled; nor one by a unit under "?", whose weapons the enemy does not
-/// see (the transfer would show or hide one), or a hidden one (A12.3).
+/// `TransferWeapon` (A4.431): in any RPh, by either side, or at the start of the ATTACKER's
+/// APh — before either unit advances, the reading of "start" the engine makes — a SW passes
+/// from the unit possessing it to another of the side's units in its Location, both in Good
+/// Order and unpinned, at no MF. In the RPh it is made in the phase's own step, as a Recovery
+/// is, and a Recovery there being a unit's sole act (A4.44), a unit that attempted one neither
+/// gives nor takes a SW (so a SW Recovered in the RPh is not transferred in it), and one that
+/// gave or took one attempts no Recovery after (`MovementRecord::transferred`). One as a
+/// sub-unit is created is not modelled; nor one by a unit under "?", whose weapons the enemy
+/// does not see (the transfer would show or hide one), or a hidden one (A12.3).
 pub(crate) fn decide_transfer(
     game: &Game,
     by: Side,
@@ -424,26 +433,34 @@ pub(crate) fn decide_transfer(
     to: &UnitId,
 ) -> Result<Vec<Event>, RuleViolation> {
     let refuse = |kind, why: Vec<Piece>| Err(RuleViolation::with("A4.431", kind, why));
-    match game.clock.phase() {
-        Phase::Advance => {}
-        Phase::Rally => {
-            return refuse(
-                ViolationKind::NotModelled,
-                pieces!["a Transfer in the RPh is not modelled by this engine; at the start of the APh one is"],
-            )
-        }
+    let rally_phase = match game.clock.phase() {
+        Phase::Advance => false,
+        Phase::Rally => true,
         _ => {
             return refuse(
                 ViolationKind::WrongPhase,
-                pieces!["a SW is transferred at the start of the APh (in the RPh: not modelled)"],
+                pieces!["a SW is transferred in the RPh or at the start of the APh"],
             )
         }
+    };
+    if rally_phase {
+        let step = game.clock.step();
+        if step.rule != "A3.1" {
+            return refuse(
+                ViolationKind::WrongPhase,
+                pieces![format!(
+                    "a Transfer in the RPh is made in its own step, before its end; it is now the {}",
+                    step.name
+                )],
+            );
+        }
+    } else {
+        require_acting(
+            game,
+            by,
+            "only the ATTACKER transfers weapons at the start of its APh",
+        )?;
     }
-    require_acting(
-        game,
-        by,
-        "only the ATTACKER transfers weapons at the start of its APh",
-    )?;
     let (weapon, holder) = crate::own_weapon(
         game,
         by,
@@ -467,6 +484,7 @@ pub(crate) fn decide_transfer(
     for unit in [giver, taker] {
         check_may_possess(&unit.id, unit.kind)?;
         super::check_not_hidden(unit, "transferring a support weapon")?;
+        check_not_recovering(game, &unit.id, "give or take a SW by Transfer")?;
         let why = if unit.concealed {
             Some((
                 ViolationKind::NotModelled,
@@ -487,7 +505,7 @@ pub(crate) fn decide_transfer(
                 ViolationKind::UnitState,
                 " is pinned: only unpinned units transfer a SW",
             ))
-        } else if game.movement.advanced.contains(&unit.id) {
+        } else if !rally_phase && game.movement.advanced.contains(&unit.id) {
             Some((
                 ViolationKind::UnitState,
                 " has advanced this APh: a Transfer is made at its start, before either unit advances",

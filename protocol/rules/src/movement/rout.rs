@@ -9,8 +9,8 @@
 //! of an enemy able to Interdict it is Interdicted (A10.53, A10.532): the router's NMC through
 //! the dice, by the one path every check takes (`morale::interdiction`). What the sources
 //! leave unsettled is left to the players: which building/woods hex is the nearest one to rout
-//! toward, Low Crawl (A10.52), Surrender (A20.21), leaders routing with a broken unit
-//! (A10.711).
+//! toward, Low Crawl (A10.52), Surrender (A20.21), and of a Good Order leader routing with a
+//! broken unit (Voluntary Rout, A10.711, `decide_with_leader`) the Interdiction of the pair.
 
 use super::entry::{check_enterable, check_leaving, enter_location, Act};
 use super::step::{entry_cost, lose_wall_advantage};
@@ -26,7 +26,7 @@ use game::dice::DiceSource;
 use game::event::{
     AllMfSpent, Allotment, Event, FireEffectApplied, FireEffectLeftToPlayers, MfAccount, WaLoss,
 };
-use game::event::{RoutLeftToPlayers, UnitFailedToRout, UnitRouted};
+use game::event::{LeaderRouted, RoutLeftToPlayers, UnitFailedToRout, UnitRouted};
 use game::phase::Phase;
 use game::{Game, Unit};
 
@@ -50,14 +50,40 @@ pub(crate) fn decide(
     require_phase(game, Phase::Rout, "A10.5", "broken units rout")?;
     let unit = own_unit(game, by, id)?;
     check_router(game, unit)?;
-    // A router keeps what it can carry and drops the rest (A10.5); the player drops it first.
-    let held = held_pp(game, id);
+    check_load(game, unit)?;
+    // A10.711: a leader routing with the unit stays with it throughout the RtPh.
+    if let Some(leader) = accompanying_leader(game, unit) {
+        return Err(RuleViolation::with(
+            "A10.711",
+            ViolationKind::UnitState,
+            pieces![
+                Piece::unit(id),
+                " routs with the leader ",
+                Piece::unit(&leader.id),
+                format!(
+                    ", who stays with it throughout the RtPh: `rout {id} to {to} with {}`",
+                    leader.id
+                )
+            ],
+        ));
+    }
+    let mut events = step(game, by, unit, None, to)?;
+    let interdicted = interdiction(game, by, unit, &events, morale, dice)?;
+    events.extend(interdicted);
+    Ok(events)
+}
+
+/// A router keeps what it can carry and drops the rest (A10.5); the player drops it first. A
+/// leader routing with a broken unit carries his own SW as a router does, and no more
+/// (A10.711: he does not raise the unit's IPC, and the unit's load is its own).
+fn check_load(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
+    let held = held_pp(game, &unit.id);
     if held > unit_ipc(unit) {
         return Err(RuleViolation::with(
             "A10.5",
             ViolationKind::UnitState,
             pieces![
-                Piece::unit(id),
+                Piece::unit(&unit.id),
                 format!(
                     " possesses {held} PP, more than its IPC of {}; a routing unit carries no more than that, so drop what it cannot carry first (`drop UNIT WEAPON`)",
                     unit_ipc(unit)
@@ -65,10 +91,160 @@ pub(crate) fn decide(
             ],
         ));
     }
-    let mut events = step(game, by, unit, to)?;
+    Ok(())
+}
+
+/// `RoutWithLeader` (Voluntary Rout, A10.711): one hex of the broken unit's rout, by the one
+/// path every rout step takes (`check_router`, `step`), with a Good Order leader of its
+/// Location routing along: he joins it before its first step, steps with it into each hex
+/// out of his own six rout MF (`LeaderRouted`, after its `UnitRouted`), and stays with it to
+/// the end of its rout (`decide` refuses the unit's step without him). He is not broken, and
+/// routs only with it. Where a step is Interdicted, the unit's NMC — with the leader's DRM
+/// added, and the leader eliminated if it fails, as [LDR] alone says — is the players'
+/// (`FireEffectLeftToPlayers`, A10.711); so is the rout of a pinned or berserk leader, which
+/// [LDR] alone bars.
+pub(crate) fn decide_with_leader(
+    game: &Game,
+    by: Side,
+    id: &UnitId,
+    leader_id: &UnitId,
+    to: Hex,
+    morale: Option<u8>,
+    dice: &mut dyn DiceSource,
+) -> Result<Vec<Event>, RuleViolation> {
+    require_acting(game, by, "broken units rout in their own side's RtPh step")?;
+    require_phase(game, Phase::Rout, "A10.5", "broken units rout")?;
+    let unit = own_unit(game, by, id)?;
+    check_router(game, unit)?;
+    check_load(game, unit)?;
+    let leader = own_unit(game, by, leader_id)?;
+    check_companion(game, unit, leader)?;
+    check_load(game, leader)?;
+    let mut events = step(game, by, unit, Some(leader), to)?;
+    if events
+        .iter()
+        .any(|e| matches!(e, Event::UnitRouted(r) if !r.interdiction_by.is_empty()))
+    {
+        events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+            target: to,
+            unit: Some(unit.id.clone()),
+            rule: "A10.711".into(),
+            why: format!(
+                "`{id}` routed with `{leader_id}` into Open Ground in {to}, where it is Interdicted: its NMC, the leader's DRM on it and what befalls him if it fails are the players' to roll and adjudicate (`roll DR NMC`, `adjudicate`)"
+            ),
+        }));
+        return Ok(events);
+    }
     let interdicted = interdiction(game, by, unit, &events, morale, dice)?;
     events.extend(interdicted);
     Ok(events)
+}
+
+/// The Good Order leader routing with `unit` this RtPh (A10.711): a leader of its moving stack
+/// in its Location, who joined its rout.
+fn accompanying_leader<'g>(game: &'g Game, unit: &Unit) -> Option<&'g Unit> {
+    let routing = &game.movement.moving_stack;
+    if !routing.contains(&unit.id) {
+        return None;
+    }
+    routing.iter().filter_map(|l| game.units.get(l)).find(|l| {
+        l.id != unit.id
+            && l.kind == UnitKind::Leader
+            && l.morale != Morale::Broken
+            && game.same_location(l, unit)
+    })
+}
+
+/// Whether `leader` may rout with the broken `unit` (A10.711): a leader of its side, not
+/// broken (a broken one routs on his own), in the unit's Location and free to leave it,
+/// joining it before its rout begins or routing with it already. A berserk or pinned one is
+/// the players' ([LDR] alone bars him).
+fn check_companion(game: &Game, unit: &Unit, leader: &Unit) -> Result<(), RuleViolation> {
+    let id = &leader.id;
+    let refuse = |kind, why: String| {
+        Err(RuleViolation::with(
+            "A10.711",
+            kind,
+            pieces![Piece::unit(id), why],
+        ))
+    };
+    super::check_not_hidden(leader, "routing")?;
+    if leader.kind != UnitKind::Leader {
+        return refuse(
+            ViolationKind::UnitState,
+            " is not a leader: only a leader routs with a broken unit".into(),
+        );
+    }
+    if leader.morale == Morale::Broken {
+        return refuse(
+            ViolationKind::UnitState,
+            format!(" is broken: a broken leader routs on his own (`rout {id} to HEX`)"),
+        );
+    }
+    if leader.morale == Morale::Berserk {
+        return refuse(
+            ViolationKind::NotModelled,
+            " is berserk: whether a berserk leader routs with a broken unit rests on one source, so the players adjudicate it".into(),
+        );
+    }
+    if leader.concealed {
+        return refuse(
+            ViolationKind::NotModelled,
+            " is under \"?\": a rout with a broken unit under it is not modelled by this engine; the players adjudicate it".into(),
+        );
+    }
+    if leader.pinned {
+        return refuse(
+            ViolationKind::NotModelled,
+            " is pinned: whether a pinned leader routs with a broken unit rests on one source, so the players adjudicate it".into(),
+        );
+    }
+    if leader.underground.is_some() || !game.same_location(leader, unit) {
+        return Err(RuleViolation::with(
+            "A10.711",
+            ViolationKind::Geometry,
+            pieces![
+                Piece::unit(id),
+                " is not in the Location of ",
+                Piece::unit(&unit.id),
+                ": a leader routs only with a broken unit he is stacked with"
+            ],
+        ));
+    }
+    if let Some(enemy) = super::in_melee_with(game, leader) {
+        return Err(RuleViolation::with(
+            "A10.5",
+            ViolationKind::UnitState,
+            pieces![
+                Piece::unit(id),
+                " shares its Location with the Known enemy ",
+                Piece::unit(&enemy.id),
+                " (Melee, A11.7); a unit in Melee does not rout"
+            ],
+        ));
+    }
+    let joined = accompanying_leader(game, unit).is_some_and(|l| l.id == *id);
+    if !joined {
+        if has_routed(game, leader) {
+            return refuse(
+                ViolationKind::UnitState,
+                " has routed this RtPh already: he routs with one broken unit, from before its first step to the end of its rout".into(),
+            );
+        }
+        if has_routed(game, unit) {
+            return Err(RuleViolation::with(
+                "A10.711",
+                ViolationKind::UnitState,
+                pieces![
+                    Piece::unit(&unit.id),
+                    " has begun its rout without ",
+                    Piece::unit(id),
+                    ": a leader joins a broken unit's rout before it begins"
+                ],
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Interdiction of the step `events` made (A10.53): where it entered Open Ground in the LOS
@@ -198,7 +374,7 @@ pub(crate) fn check_router(game: &Game, unit: &Unit) -> Result<(), RuleViolation
         return refuse(
             "A10.5",
             ViolationKind::UnitState,
-            " is not broken; only broken units rout (a Good Order leader's rout with a broken unit, A10.711, is not modelled)",
+            " is not broken; only broken units rout (a Good Order leader routs only with a broken unit of his Location: `rout UNIT to HEX with LEADER`, A10.711)",
         );
     }
     if !unit.kind.is_infantry() {
@@ -252,34 +428,42 @@ pub(crate) fn check_router(game: &Game, unit: &Unit) -> Result<(), RuleViolation
     Ok(())
 }
 
-/// One hex of rout from where the unit stands into the adjacent `to`.
-fn step(game: &Game, by: Side, unit: &Unit, to: Hex) -> Result<Vec<Event>, RuleViolation> {
-    check_leaving(game, &[unit])?;
+/// One hex of rout from where the unit stands into the adjacent `to`, with the leader routing
+/// along, if one does (A10.711): the two enter as one stack, each paying out of his own rout
+/// MF, the route ruled by the unit's.
+fn step(
+    game: &Game,
+    by: Side,
+    unit: &Unit,
+    leader: Option<&Unit>,
+    to: Hex,
+) -> Result<Vec<Event>, RuleViolation> {
+    let stack: Vec<&Unit> = std::iter::once(unit).chain(leader).collect();
+    check_leaving(game, &stack)?;
     let from = unit.hex;
     let cost = entry_cost(game, from, to)?;
     // What the engine has no figures for is refused as not modelled before any ruling, as
     // for every mover (`enter_location` asks it again).
     check_enterable(game, to)?;
     check_route(game, by, unit, from, to)?;
-    let ids = std::slice::from_ref(&unit.id);
-    let entry = enter_location(game, by, &[unit], ids, to, cost, Act::Rout)?;
+    let ids: Vec<UnitId> = stack.iter().map(|u| u.id.clone()).collect();
+    let entry = enter_location(game, by, &stack, &ids, to, cost, Act::Rout)?;
     if entry.stopped() {
         // Concealed or hidden enemy units in the Location: they are revealed and the router
         // stays where it was, its MF spent, as a mover would (A12.15).
-        return Ok(entry.blocked(&[unit], ids, from, to));
+        return Ok(entry.blocked(&stack, &ids, from, to));
     }
-    let mf = entry
-        .mf
-        .into_iter()
-        .next()
-        .expect("one router, one account");
+    let mut accounts = entry.mf.into_iter();
+    let mf = accounts.next().expect("one router, one account");
     let mut after = game.clone();
-    if let Some(u) = after.units.get_mut(&unit.id) {
-        u.hex = to;
-        u.wall_advantage = false;
+    for id in &ids {
+        if let Some(u) = after.units.get_mut(id) {
+            u.hex = to;
+            u.wall_advantage = false;
+        }
     }
     let interdiction_by = interdictors(&after, &unit.id);
-    let mut events = lose_wall_advantage(&[unit], from, to, WaLoss::Moved);
+    let mut events = lose_wall_advantage(&stack, from, to, WaLoss::Moved);
     events.push(Event::UnitRouted(UnitRouted {
         unit: unit.id.clone(),
         from,
@@ -288,6 +472,17 @@ fn step(game: &Game, by: Side, unit: &Unit, to: Hex) -> Result<Vec<Event>, RuleV
         mf,
         interdiction_by,
     }));
+    if let Some(leader) = leader {
+        events.push(Event::LeaderRouted(LeaderRouted {
+            leader: leader.id.clone(),
+            unit: unit.id.clone(),
+            from,
+            to,
+            mf: accounts
+                .next()
+                .expect("a leader routing along, his account"),
+        }));
+    }
     Ok(events)
 }
 
@@ -541,7 +736,7 @@ fn probe(game: &Game, unit: &Unit) -> Probe {
         Err(v) => note(v),
         Ok(()) => {
             for to in game.scenario.geometry().neighbours(unit.hex) {
-                match step(game, unit.side, unit, to) {
+                match step(game, unit.side, unit, accompanying_leader(game, unit), to) {
                     Ok(_) => return Probe::CanStep,
                     Err(v) => note(v),
                 }
