@@ -830,100 +830,8 @@ pub(super) fn decide_close_combat(
         }));
         withdrew.extend(whole.iter().map(|u| u.id.clone()));
     }
-    // A10.2: a leader eliminated in CC owes the Leader Loss Morale Checks of the lower-morale
-    // units of his side left in the Location, after the CC, by the one function that rolls
-    // them whatever the attack (`morale::leader_losses`); one broken by it owes its own Leader
-    // Loss Task Checks there too. A unit that withdrew has left the Location, so whether it
-    // owes one is the players' to rule.
-    let lost: Vec<UnitId> = eliminated
-        .iter()
-        .filter(|id| game.units[*id].kind == UnitKind::Leader)
-        .cloned()
-        .collect();
-    let mut broke: BTreeSet<UnitId> = BTreeSet::new();
-    if !lost.is_empty() {
-        for lid in &lost {
-            let side = game.units[lid].side;
-            let gone_with: Vec<String> = units
-                .iter()
-                .filter(|u| u.side == side && withdrew.contains(&u.id))
-                .map(|u| format!("`{}`", u.id))
-                .collect();
-            if !gone_with.is_empty() {
-                partial = true;
-                events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
-                    target: hex,
-                    unit: Some(lid.clone()),
-                    rule: "A10.2".into(),
-                    why: format!(
-                        "`{lid}` was eliminated in CC as {} withdrew from it: whether they owe him a Leader Loss Morale Check is the players' to rule",
-                        gone_with.join(", ")
-                    ),
-                }));
-            }
-        }
-        // A unit still under "?" after the CC (one that made an attack lost it, A11.19) keeps
-        // it: its check would show the enemy what is under it, so whether it owes one is the
-        // players' to rule, said without naming it.
-        let mut after = game.clone();
-        for e in &events {
-            game::apply(&mut after, e);
-        }
-        let veiled_now = |u: &Unit| after.units.get(&u.id).is_some_and(|a| a.concealed);
-        for side in [attacker, attacker.opponent()] {
-            let lost_here = lost.iter().any(|l| game.units[l].side == side);
-            let veiled = units
-                .iter()
-                .any(|u| u.side == side && veiled_now(u) && !withdrew.contains(&u.id));
-            if lost_here && veiled {
-                partial = true;
-                events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
-                    target: hex,
-                    unit: None,
-                    rule: "A10.2".into(),
-                    why: format!(
-                        "a leader of the {} was eliminated in CC in {hex}, where a \"?\" of his side stays: whether what is under it owes a Leader Loss Morale Check is the players' to rule",
-                        game.side_name(side)
-                    ),
-                }));
-            }
-        }
-        let stayed: BTreeSet<UnitId> = units
-            .iter()
-            .filter(|u| !withdrew.contains(&u.id) && !veiled_now(u))
-            .map(|u| u.id.clone())
-            .collect();
-        let (checks, _) =
-            morale::leader_losses(game, by, hex, &events, lost, &stayed, first_draw, dice)
-                .map_err(|_| {
-                    RuleViolation::new(
-                        "docs/dice.md",
-                        ViolationKind::NoDice,
-                        "no dice: offline, add a `dice` line with two faces per Leader Loss check (A10.2) after the CC DRs",
-                    )
-                })?;
-        for event in &checks {
-            match event {
-                Event::FireEffectApplied(FireEffectApplied {
-                    unit,
-                    outcome: Outcome::Eliminate,
-                    ..
-                }) => {
-                    eliminated.insert(unit.clone());
-                }
-                Event::FireEffectApplied(FireEffectApplied {
-                    unit,
-                    outcome: Outcome::Break,
-                    ..
-                }) => {
-                    broke.insert(unit.clone());
-                }
-                Event::FireEffectLeftToPlayers(_) => partial = true,
-                _ => {}
-            }
-        }
-        events.extend(checks);
-    }
+    // A leader eliminated in CC owes no Leader Loss check, nor does one broken in it: units
+    // in CC neither take nor cause them (A10.2, A11.141).
     // A11.7: both sides still in the Location and nothing left to the players: Melee.
     let remains = |side: Side| {
         units
@@ -936,9 +844,7 @@ pub(super) fn decide_close_combat(
         // (A11.16) and what else befalls it is not ruled by the engine, so the Melee is the
         // players' to record.
         for u in units.iter().filter(|u| {
-            (u.morale == Morale::Broken || broke.contains(&u.id))
-                && !eliminated.contains(&u.id)
-                && !withdrew.contains(&u.id)
+            u.morale == Morale::Broken && !eliminated.contains(&u.id) && !withdrew.contains(&u.id)
         }) {
             partial = true;
             events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {

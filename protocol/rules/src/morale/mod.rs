@@ -672,7 +672,8 @@ fn leader_loss_morale_checks(
 /// The units a Leader Loss check (A10.2) may fall on when `leader` is lost: those of his side
 /// the attack struck (`struck`) still on the map, not hidden, and in his Location as `after`
 /// (the game with the attack's effects so far) has them — one reading for the LLMC and the
-/// LLTC alike.
+/// LLTC alike. No attack the engine resolves strikes a Melee (fire into one is the players',
+/// A11.7; units in CC take and cause none, A10.2, A11.141).
 fn struck_with<'g>(
     after: &'g Game,
     leader: &'g Unit,
@@ -847,38 +848,6 @@ fn effects_on(
     leader_loss_morale_checks(game, &mut fx, &struck)?;
     leader_loss_task_checks(game, &mut fx, &struck)?;
     Ok(fx.events)
-}
-
-/// The Leader Loss checks owed once a Close Combat is resolved (A10.2): `leaders` were
-/// eliminated in it, `so_far` are its events (applied to `game` to find the Location as it
-/// left it), `struck` the units still in the Location. The same checks, by the same functions,
-/// as after a fire attack (`leader_loss_morale_checks`, then `leader_loss_task_checks`),
-/// rolled by `by` from draw `first_draw`. Returns the checks' events and the next draw.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn leader_losses(
-    game: &Game,
-    by: Side,
-    hex: Hex,
-    so_far: &[Event],
-    leaders: Vec<UnitId>,
-    struck: &BTreeSet<UnitId>,
-    first_draw: u64,
-    dice: &mut dyn DiceSource,
-) -> Result<(Vec<Event>, u64), NoDice> {
-    let mut fx = Effects {
-        game,
-        by,
-        dice,
-        draw: first_draw,
-        target: hex,
-        events: so_far.to_vec(),
-        broken_leaders: vec![],
-        eliminated_leaders: leaders,
-    };
-    leader_loss_morale_checks(game, &mut fx, struck)?;
-    leader_loss_task_checks(game, &mut fx, struck)?;
-    let draw = fx.draw;
-    Ok((fx.events.split_off(so_far.len()), draw))
 }
 
 /// A #KIA (A7.301): the # units with the highest Random Selection drs are eliminated, every
