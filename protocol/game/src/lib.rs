@@ -708,6 +708,18 @@ pub struct Weapon {
     pub repair_tried: bool,
 }
 
+/// A Location of a hex other than its ground level, as an unpossessed weapon lies in one
+/// (`Game::weapon_lies`) and a unit stands in one (`Game::lies_at`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Lies {
+    /// A building's upper level, by its level number (the scenario's `level`, A5.1).
+    Level(i16),
+    /// The sewer beneath the hex (B8.2).
+    Sewer,
+    /// A tunnel beneath it (B8.6).
+    Tunnel,
+}
+
 impl Unit {
     fn from_spec(spec: &UnitSpec) -> Unit {
         Unit {
@@ -991,6 +1003,14 @@ pub struct Game {
     /// far as they go.
     #[serde(default)]
     pub location_mf: BTreeMap<UnitId, LocationMf>,
+    /// Each unpossessed support weapon that lies off its hex's ground level, and where
+    /// (`Lies`): the upper level or the place below ground its possessor dropped it in (A4.43),
+    /// so that only a unit in that Location recovers it (A4.44). Written by `WeaponDropped`
+    /// from where the dropper stood, cleared when a unit takes the weapon. Seen by both sides,
+    /// as the weapon is. Last, so positions encoded before it was added still read as far as
+    /// they go.
+    #[serde(default)]
+    pub weapon_lies: BTreeMap<String, Lies>,
     /// Each viewer's projection of the scenario, made once for the game and its copies
     /// ([`ScenarioViews`]). Not part of the state: no encoding, hash or comparison sees it.
     #[serde(skip)]
@@ -1288,6 +1308,7 @@ impl Game {
             inherent_fp_forfeited: BTreeSet::new(),
             fire_record: Vec::new(),
             location_mf: BTreeMap::new(),
+            weapon_lies: BTreeMap::new(),
             scenario_views: ScenarioViews::default(),
         };
         view::refresh_aliases(&mut game);
@@ -1375,6 +1396,17 @@ impl Game {
     /// or rooftop, B23): the scenario's `level` while the unit stays in its setup hex, when it
     /// is above the hex's base level. `None` at ground level and below ground. Each level of
     /// a hex is a Location of its own (A5.1), for every rule, not only for LOS.
+    /// Where in its hex `unit` stands when not at the ground level (`Lies`): the Location a
+    /// weapon it drops lies in (A4.43), and the one whose unpossessed weapons it may recover
+    /// (A4.44) — those `weapon_lies` has at the same place, or none there when this is `None`.
+    pub fn lies_at(&self, unit: &Unit) -> Option<Lies> {
+        match unit.underground {
+            Some(Underground::Sewer { .. }) => Some(Lies::Sewer),
+            Some(Underground::Tunnel) => Some(Lies::Tunnel),
+            None => self.upper_level(unit).map(Lies::Level),
+        }
+    }
+
     pub fn upper_level(&self, unit: &Unit) -> Option<i16> {
         if unit.underground.is_some() {
             return None;
@@ -1540,6 +1572,7 @@ impl Game {
             // The whole game's count of MF and fire in each mover's Location, kept from viewers
             // for the same reason.
             location_mf: _,
+            weapon_lies,
             // Where the scenario's projections are kept; the one for this viewer is used below.
             scenario_views,
         } = self;
@@ -1598,6 +1631,13 @@ impl Game {
                 .map(|(id, w)| (id.clone(), w.clone()))
                 .collect()
         };
+        // Where an unpossessed weapon lies is on the map for both sides to see, as the weapon
+        // is; one a viewer is not shown is not told.
+        let weapon_lies: BTreeMap<String, Lies> = weapon_lies
+            .iter()
+            .filter(|(w, _)| weapons.contains_key(*w))
+            .map(|(w, l)| (w.clone(), *l))
+            .collect();
         let mut game = Game {
             scenario: scenario_views.of(scenario, setup_aliases, viewer),
             clock: *clock,
@@ -1695,6 +1735,7 @@ impl Game {
             inherent_fp_forfeited: known_of(inherent_fp_forfeited),
             fire_record: Vec::new(),
             location_mf: BTreeMap::new(),
+            weapon_lies,
             // A projection's scenario is projected already; its own projections are its own.
             scenario_views: ScenarioViews::default(),
             // Only the viewer's own side's (below).
@@ -1986,6 +2027,11 @@ struct Meaning<'a> {
     /// encoded too.
     #[serde(skip_serializing_if = "Trailing::is_absent")]
     transferred: Trailing<'a>,
+    /// `Game::weapon_lies`, added after `transferred` (A4.43, A4.44), encoded only when some
+    /// unpossessed weapon lies off its hex's ground level; the sets before it are then encoded
+    /// too.
+    #[serde(skip_serializing_if = "Trailing::is_absent")]
+    weapon_lies: Trailing<'a, BTreeMap<String, Lies>>,
 }
 
 /// [`MovementRecord`] as it was when the hashes were pinned: its fields in their order, each
@@ -2097,6 +2143,7 @@ impl<'a> Meaning<'a> {
             inherent_fp_forfeited,
             fire_record,
             location_mf,
+            weapon_lies,
             // Not state: the scenario's projections, kept for reuse.
             scenario_views: _,
         } = game;
@@ -2122,7 +2169,8 @@ impl<'a> Meaning<'a> {
             || !bypassed_concealed.is_empty()
             || !dropped_to_withdraw.is_empty()
             || !recovery_attempts.is_empty()
-            || !transferred.is_empty();
+            || !transferred.is_empty()
+            || !weapon_lies.is_empty();
         Meaning {
             scenario,
             clock,
@@ -2190,26 +2238,33 @@ impl<'a> Meaning<'a> {
                 !bypassed_concealed.is_empty()
                     || !dropped_to_withdraw.is_empty()
                     || !recovery_attempts.is_empty()
-                    || !transferred.is_empty(),
+                    || !transferred.is_empty()
+                    || !weapon_lies.is_empty(),
             ),
             bypassed_concealed: Trailing::new(
                 bypassed_concealed,
                 bypassed_concealed.is_empty(),
                 !dropped_to_withdraw.is_empty()
                     || !recovery_attempts.is_empty()
-                    || !transferred.is_empty(),
+                    || !transferred.is_empty()
+                    || !weapon_lies.is_empty(),
             ),
             dropped_to_withdraw: Trailing::new(
                 dropped_to_withdraw,
                 dropped_to_withdraw.is_empty(),
-                !recovery_attempts.is_empty() || !transferred.is_empty(),
+                !recovery_attempts.is_empty() || !transferred.is_empty() || !weapon_lies.is_empty(),
             ),
             recovery_attempts: Trailing::new(
                 recovery_attempts,
                 recovery_attempts.is_empty(),
-                !transferred.is_empty(),
+                !transferred.is_empty() || !weapon_lies.is_empty(),
             ),
-            transferred: Trailing::new(transferred, transferred.is_empty(), false),
+            transferred: Trailing::new(
+                transferred,
+                transferred.is_empty(),
+                !weapon_lies.is_empty(),
+            ),
+            weapon_lies: Trailing::new(weapon_lies, weapon_lies.is_empty(), false),
         }
     }
 }

@@ -13,7 +13,7 @@ use board::hex::Hex;
 use board::scenario::{Scenario, Side, UnitId};
 use game::phase::Clock;
 use game::{
-    CopyOnWrite, DeclaredAttack, FiredAttack, Game, LocationMf, MovementRecord, Residual,
+    CopyOnWrite, DeclaredAttack, FiredAttack, Game, Lies, LocationMf, MovementRecord, Residual,
     SetupTurn, SewerDesignation, TunnelState, UndoTrail, Unit, Units, Viewer, WaChallenge,
     WaChance, WaHipWindow, Weapon,
 };
@@ -24,7 +24,7 @@ use std::sync::Arc;
 /// The format of [`Position`] this version writes and reads. A change to what a position
 /// carries, or to the order of its fields (bincode reads by order), takes a new number, so a
 /// client of another version says so instead of misreading the state.
-pub const POSITION_FORMAT: u32 = 8;
+pub const POSITION_FORMAT: u32 = 9;
 
 /// A game as one viewer is shown it. The fields past `format` are the rules' state the viewer
 /// may know, in the rules' own terms (units, weapons, the clock, the records and prompts of
@@ -81,6 +81,9 @@ pub struct Position {
     /// there (A8.3, A9.2): in the whole game's position only (a projection holds none,
     /// `Game::location_mf`); added in format 7.
     pub location_mf: BTreeMap<UnitId, LocationMf>,
+    /// Where each unpossessed weapon off its hex's ground level lies (`Game::weapon_lies`,
+    /// A4.43, A4.44); added in format 9, with `movement`'s `transferred` (A4.431).
+    pub weapon_lies: BTreeMap<String, Lies>,
     /// The names units under "?" go by, which only the whole game holds (a projection has
     /// none, so a viewer's position never carries this): `None` when there are none.
     pub names: Option<Names>,
@@ -157,6 +160,7 @@ impl From<Game> for Position {
             inherent_fp_forfeited,
             fire_record,
             location_mf,
+            weapon_lies,
             // The scenario's projections kept for reuse: derived, nobody's position.
             scenario_views: _,
         } = game;
@@ -199,6 +203,7 @@ impl From<Game> for Position {
             inherent_fp_forfeited,
             fire_record,
             location_mf,
+            weapon_lies,
             names,
         }
     }
@@ -241,6 +246,7 @@ impl Position {
             inherent_fp_forfeited,
             fire_record,
             location_mf,
+            weapon_lies,
             names,
         } = self;
         if format != POSITION_FORMAT {
@@ -297,6 +303,7 @@ impl Position {
             inherent_fp_forfeited,
             fire_record,
             location_mf,
+            weapon_lies,
             scenario_views: Default::default(),
         })
     }

@@ -457,6 +457,7 @@ impl Fact for WeaponPickedUp {
         if let Some(w) = game.weapons.get_mut(weapon) {
             w.held_by = Some(unit.clone());
         }
+        game.weapon_lies.remove(weapon);
         spend(
             game,
             std::slice::from_ref(unit),
@@ -505,6 +506,7 @@ impl Fact for RecoveryAttempted {
             if let Some(w) = game.weapons.get_mut(weapon) {
                 w.held_by = Some(unit.clone());
             }
+            game.weapon_lies.remove(weapon);
         }
         game.movement
             .recovery_attempts
@@ -593,6 +595,11 @@ impl Fact for WeaponDropped {
         if let Some(w) = game.weapons.get_mut(weapon) {
             w.held_by = None;
         }
+        // A4.43: it lies in the dropper's Location, off the ground level as he may stand.
+        match game.units.get(unit).and_then(|u| game.lies_at(u)) {
+            Some(lies) => game.weapon_lies.insert(weapon.clone(), lies),
+            None => game.weapon_lies.remove(weapon),
+        };
         // A4.43: in the CCPh a weapon is dropped only at its start, to withdraw from Melee.
         if game.clock.phase() == crate::phase::Phase::CloseCombat {
             game.movement.dropped_to_withdraw.insert(unit.clone());

@@ -102,22 +102,18 @@ pub(crate) fn decide_pick_up(
             ],
         ));
     }
-    // An unpossessed weapon lies at the ground level of its hex: the engine keeps its hex
-    // alone, and no drop leaves one elsewhere (`decide_drop`), so a unit on an upper level or
-    // below ground is not in its Location (A5.1) — but for a broken friend's, which lies with
-    // its possessor.
-    let in_its_location = if from_broken {
-        weapon.hex == unit.hex
-    } else {
-        weapon.hex == unit.hex && game.upper_level(unit).is_none() && unit.underground.is_none()
-    };
+    // An unpossessed weapon lies in one Location of its hex (A5.1): the ground level, or the
+    // upper level or place below ground it was dropped in (`Game::weapon_lies`, A4.43). A broken
+    // friend's lies with its possessor.
+    let in_its_location = weapon.hex == unit.hex
+        && (from_broken || game.weapon_lies.get(weapon_id).copied() == game.lies_at(unit));
     if !in_its_location || unit.bypass.is_some() {
         return Err(RuleViolation::with(
             "A4.44",
             ViolationKind::Geometry,
             pieces![
                 Piece::unit(weapon_id),
-                format!(" lies at the ground level of {}, not in ", weapon.hex),
+                format!(" lies in another Location of {}, not in ", weapon.hex),
                 Piece::unit(unit_id),
                 "'s Location"
             ],
@@ -570,23 +566,6 @@ pub(crate) fn decide_drop(
     let unit = own_unit(game, by, unit_id)?;
     check_may_possess(&unit.id, unit.kind)?;
     super::check_not_hidden(unit, "dropping a support weapon")?;
-    // A weapon dropped lies in the dropper's Location (A4.43), but the engine keeps an
-    // unpossessed weapon's hex alone, at its ground level: one dropped on an upper level or
-    // below ground would lie where a unit of another Location could recover it (A4.44).
-    if game.upper_level(unit).is_some() || unit.underground.is_some() {
-        return Err(RuleViolation::with(
-            "A4.43",
-            ViolationKind::NotModelled,
-            pieces![
-                Piece::unit(unit_id),
-                format!(
-                    " is {} of {}: a weapon dropped there would lie in that Location, which the engine does not keep for a weapon (only its hex, at ground level); not modelled by this engine",
-                    if unit.underground.is_some() { "below ground" } else { "on an upper level" },
-                    unit.hex
-                )
-            ],
-        ));
-    }
     let weapon = weapon(game, by, weapon_id)?;
     if weapon.held_by.as_ref() != Some(unit_id) {
         return Err(RuleViolation::with(
