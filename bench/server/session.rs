@@ -36,8 +36,9 @@ fn scenario() -> Scenario {
     Scenario::from_toml(&text).expect("the scenario reads")
 }
 
-/// A fresh session of `scenario`, as the server loads a new game's log, its streams read once
-/// (a joined game keeps them in step).
+/// A fresh session of `scenario`, as the server loads a new game's log, its players' streams
+/// read once (a game its players joined keeps them in step; nobody watches it, so the
+/// spectators' stream is not kept).
 fn session(scenario: &Scenario) -> Session {
     let created = Entry::created(scenario.clone());
     let (bytes, _) = envelope::seal_entry(envelope::GENESIS, [0; 16], &created);

@@ -130,13 +130,23 @@ impl Following {
     /// The streams of a whole log, replayed from its `GameCreated`; `None` for a log that does
     /// not open with one.
     pub fn of_log<'a>(events: impl IntoIterator<Item = &'a Event>) -> Option<Following> {
+        Following::of_log_for(events, [true; 3])
+    }
+
+    /// [`Following::of_log`] for the viewers `followed` marks in [`VIEWERS`]' order alone: the
+    /// others' streams are neither projected nor hashed, now or as events are pushed, until
+    /// [`Following::follow`] builds one.
+    pub fn of_log_for<'a>(
+        events: impl IntoIterator<Item = &'a Event>,
+        followed: [bool; 3],
+    ) -> Option<Following> {
         let mut events = events.into_iter();
         let Some(first @ Event::GameCreated(GameCreated { scenario })) = events.next() else {
             return None;
         };
         let mut after = Game::new(scenario.clone());
         let mut following = Following {
-            streams: Streams::new(),
+            streams: Streams::followed(followed),
         };
         for event in std::iter::once(first).chain(events) {
             // A copy shares the game's maps (`CopyOnWrite`) until the event changes one.
@@ -153,20 +163,60 @@ impl Following {
         self.streams.push(before, after, event);
     }
 
+    /// Starts keeping `viewer`'s stream, built from the whole log `events` (the one these
+    /// streams were built from, with every event pushed since), the stream it would hold had it
+    /// been followed from the start. Nothing for a viewer already followed.
+    pub fn follow<'a>(&mut self, viewer: Viewer, events: impl IntoIterator<Item = &'a Event>) {
+        let i = index(viewer);
+        if self.streams.followed[i] {
+            return;
+        }
+        let mut only = [false; 3];
+        only[i] = true;
+        if let Some(mut built) = Following::of_log_for(events, only) {
+            self.streams.streams[i] = std::mem::take(&mut built.streams.streams[i]);
+        }
+        self.streams.followed[i] = true;
+    }
+
     pub fn streams(&self) -> &Streams {
         &self.streams
     }
 }
 
 /// Every viewer's stream of one game, built event by event from the whole game.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Streams {
     streams: [Vec<StreamEntry>; 3],
+    /// Which viewers' streams are kept, in [`VIEWERS`]' order: a server follows a viewer once
+    /// someone may read its stream (issue 55: no spectator's stream while nobody watches), and
+    /// reading one it does not follow is a bug it must not answer from an empty stream.
+    followed: [bool; 3],
+}
+
+impl Default for Streams {
+    fn default() -> Streams {
+        Streams::new()
+    }
 }
 
 impl Streams {
+    /// Every viewer's stream, empty.
     pub fn new() -> Streams {
-        Streams::default()
+        Streams::followed([true; 3])
+    }
+
+    /// The streams of the viewers `followed` marks, empty.
+    fn followed(followed: [bool; 3]) -> Streams {
+        Streams {
+            streams: Default::default(),
+            followed,
+        }
+    }
+
+    /// Whether `viewer`'s stream is kept here.
+    pub fn follows(&self, viewer: Viewer) -> bool {
+        self.followed[index(viewer)]
     }
 
     /// The streams of a whole log, replayed from its first event.
@@ -175,12 +225,15 @@ impl Streams {
     }
 
     /// Appends `event`, which took the whole game from `before` to `after` (its `version`), to
-    /// the stream of every viewer who may know it.
+    /// the stream of every followed viewer who may know it.
     pub fn push(&mut self, before: &Game, after: &Game, event: &Event) {
         // The last viewer's projection with its encoding: the next viewer shown the event
         // alike shares both (a public event is kept and encoded once).
         let mut shown: Option<(Arc<Viewed>, Vec<u8>)> = None;
         for viewer in VIEWERS {
+            if !self.follows(viewer) {
+                continue;
+            }
             let Some(mut viewed) = project_event(before, after, viewer, event) else {
                 continue;
             };
@@ -207,8 +260,13 @@ impl Streams {
         }
     }
 
-    /// The viewer's stream: entry `n - 1` is its event `n`.
+    /// The viewer's stream: entry `n - 1` is its event `n`. Panics for a viewer not followed:
+    /// its empty stream would be a wrong answer, signed into receipts.
     pub fn of(&self, viewer: Viewer) -> &[StreamEntry] {
+        assert!(
+            self.follows(viewer),
+            "{viewer:?}'s stream is read, but nobody follows it"
+        );
         &self.streams[index(viewer)]
     }
 
@@ -245,10 +303,13 @@ impl Streams {
     /// Which viewer's stream passes through `hash`, and after which of its events: a receipt
     /// checked against the streams rebuilt from an export.
     pub fn find(&self, hash: StreamHash) -> Option<(Viewer, u64)> {
-        VIEWERS.into_iter().find_map(|viewer| {
-            let i = self.of(viewer).iter().position(|e| e.hash == hash)?;
-            Some((viewer, i as u64 + 1))
-        })
+        VIEWERS
+            .into_iter()
+            .filter(|v| self.follows(*v))
+            .find_map(|viewer| {
+                let i = self.of(viewer).iter().position(|e| e.hash == hash)?;
+                Some((viewer, i as u64 + 1))
+            })
     }
 
     /// A viewer's command with the event numbers it gives (the adjudication it answers, the
@@ -431,6 +492,46 @@ mod tests {
                 streams.push(&games[i], &games[i + 1], event);
             }
             assert_eq!(streams, throughout, "built at event {cut}");
+        }
+    }
+
+    /// A viewer not followed has nothing projected for it as events are pushed, and reading
+    /// its stream is refused; following it at any point builds the stream it would hold had it
+    /// been followed from the start, kept in step from then on.
+    #[test]
+    fn a_viewer_followed_late_gets_the_stream_followed_throughout() {
+        let referee = crate::referee::testing::full_game();
+        let events: Vec<&Event> = referee.entries().iter().map(|e| &e.event).collect();
+        let Event::GameCreated(GameCreated { scenario }) = events[0] else {
+            unreachable!()
+        };
+        let mut games = vec![Game::new(scenario.clone())];
+        for event in &events {
+            let mut after = games.last().unwrap().clone();
+            apply(&mut after, event);
+            games.push(after);
+        }
+        let throughout = Streams::of_log(events.iter().copied());
+        for viewer in VIEWERS {
+            for cut in (1..events.len()).step_by(7) {
+                let mut others = [true; 3];
+                others[index(viewer)] = false;
+                let mut following =
+                    Following::of_log_for(events[..cut].iter().copied(), others).unwrap();
+                for (i, event) in events.iter().enumerate().skip(cut).take(3) {
+                    following.push(&games[i], &games[i + 1], event);
+                }
+                assert!(!following.streams().follows(viewer));
+                assert!(following.streams().streams[index(viewer)].is_empty());
+                let read = std::panic::catch_unwind(|| following.streams().len(viewer));
+                assert!(read.is_err(), "{viewer:?}: read while not followed");
+                let upto = (cut + 3).min(events.len());
+                following.follow(viewer, events[..upto].iter().copied());
+                for (i, event) in events.iter().enumerate().skip(upto) {
+                    following.push(&games[i], &games[i + 1], event);
+                }
+                assert_eq!(following.streams(), &throughout, "{viewer:?} from {cut}");
+            }
         }
     }
 

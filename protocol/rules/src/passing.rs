@@ -28,7 +28,7 @@ use board::scenario::{Morale, Side};
 use game::event::Event;
 use game::event::StepPassed;
 use game::phase::{Clock, Phase};
-use game::{Game, Viewer};
+use game::{view, Game, Unit, Viewer};
 
 /// Whether the step at `clock` is one that may pass by itself: what lets [`passing`] skip
 /// looking at the position for every other step.
@@ -75,11 +75,11 @@ pub fn passes_on_arrival(game: &Game) -> bool {
         return false;
     }
     let side = game.acting();
-    // Both of the RPh's questions are asked of one projection.
-    let public = game.project(Viewer::Spectator);
     match game.clock.phase() {
-        Phase::Rally => !end_of_rally::could_act_in(&public, side),
-        Phase::Rout => routers_in(&public, side) == 0,
+        // Both of the RPh's questions are asked of one projection, built whole: they read the
+        // public position's Locations, hexsides and weapons.
+        Phase::Rally => !end_of_rally::could_act_in(&game.project(Viewer::Spectator), side),
+        Phase::Rout => routers(game, side) == 0,
         _ => false,
     }
 }
@@ -92,8 +92,24 @@ pub fn passes_on_arrival(game: &Game) -> bool {
 /// outcomes on concealed units to the players (`Adjudicate`), so one may be broken under its
 /// "?". A hidden unit does not count: it cannot rout while hidden, and a public answer may not
 /// depend on it. A count, not a yes or no, so that a test can tell each unit's answer is public.
+///
+/// Each unit is read as the spectator's projection holds it, through the two functions the
+/// projection makes its units by (`Viewer::sees_unit` leaves out the hidden, `view::seen_as`
+/// masks a "?"), without building the rest of the projection: this runs each time the clock
+/// reaches an RtPh step (issue 55). [`routers_in`] on the whole projection gives the same count.
 pub fn routers(game: &Game, side: Side) -> usize {
-    routers_in(&game.project(Viewer::Spectator), side)
+    game.units
+        .values()
+        .filter(|u| Viewer::Spectator.sees_unit(u))
+        .map(|u| view::seen_as(Viewer::Spectator, u))
+        .filter(|u| counts_as_router(u, side))
+        .count()
+}
+
+/// Whether `unit`, as the spectator's projection holds it, is one of `side`'s that
+/// [`routers`] counts.
+fn counts_as_router(unit: &Unit, side: Side) -> bool {
+    unit.side == side && !unit.eliminated && (unit.morale == Morale::Broken || unit.concealed)
 }
 
 /// Whether `side` has a unit [`routers`] counts.
@@ -103,12 +119,12 @@ fn could_rout(game: &Game, side: Side) -> bool {
 }
 
 /// [`routers`] in `public`, the spectator's projection.
+#[cfg(test)]
 fn routers_in(public: &Game, side: Side) -> usize {
     public
         .units
         .values()
-        .filter(|u| u.side == side && !u.eliminated)
-        .filter(|u| u.morale == Morale::Broken || u.concealed)
+        .filter(|u| counts_as_router(u, side))
         .count()
 }
 
@@ -199,6 +215,36 @@ mod tests {
         unit.eliminated = true;
         unit.hidden = false;
         assert!(!could_rout(&game, side));
+    }
+
+    /// Counting routers unit by unit, as the spectator's projection holds each, is counting
+    /// them in the projection built whole: for every mix of broken, concealed, hidden and
+    /// eliminated units, of either side.
+    #[test]
+    fn routers_counted_unit_by_unit_are_the_routers_of_the_whole_projection() {
+        let mut game = rout_scenario();
+        let mut seed: u32 = 55;
+        let mut seen = [0usize; 2];
+        for _ in 0..256 {
+            for unit in game.units.values_mut() {
+                seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                let bits = seed >> 16;
+                unit.morale = if bits & 1 == 1 {
+                    Morale::Broken
+                } else {
+                    Morale::GoodOrder
+                };
+                unit.concealed = bits & 2 == 2;
+                unit.hidden = bits & 12 == 12;
+                unit.eliminated = bits & 48 == 48;
+            }
+            for side in [Side::A, Side::B] {
+                let whole = routers_in(&game.project(Viewer::Spectator), side);
+                assert_eq!(routers(&game, side), whole, "{side:?}");
+                seen[usize::from(whole > 0)] += 1;
+            }
+        }
+        assert!(seen.iter().all(|n| *n > 0), "both answers met: {seen:?}");
     }
 
     /// From the ATTACKER's RtPh step, each step whose side could not rout passes, and the

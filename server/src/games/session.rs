@@ -170,15 +170,17 @@ pub struct Session {
     /// The hash of each event's envelope, in the referee's order: the log's head at each of
     /// its versions (for exports; never sent to a viewer).
     log: Vec<LogHash>,
-    /// Every viewer's own stream: the events it may know, projected once, numbered and
-    /// hashed per viewer (`protocol::record::stream`). Built from the log when something first
-    /// reads them, then kept in step with every event committed: a game loaded and never
-    /// joined (a restore's check, a replay, a game kept loaded because its clock runs)
-    /// projects nothing, and its commands (the timer's `ExpireClock`) build nothing. A seat
-    /// registered for turn notices and away does read its stream's length
+    /// The viewers' own streams: the events each may know, projected once, numbered and
+    /// hashed per viewer (`protocol::record::stream`). The two sides' are built from the log
+    /// when something first reads them, then kept in step with every event committed: a game
+    /// loaded and never joined (a restore's check, a replay, a game kept loaded because its
+    /// clock runs) projects nothing, and its commands (the timer's `ExpireClock`) build
+    /// nothing. A seat registered for turn notices and away does read its stream's length
     /// ([`Session::foresee`]), so a watched game builds its streams at its next command.
-    /// Boxed, so that a game nobody has read holds a pointer's room for them, not a
-    /// `Following`'s (issue 55).
+    /// The spectators' stream is built only when one joins or reads ([`Session::follow`]):
+    /// until then no event is projected or hashed for it (issue 55: no viewer stream while
+    /// nobody watches). Boxed, so that a game nobody has read holds a pointer's room for them,
+    /// not a `Following`'s.
     streams: OnceLock<Box<Following>>,
     checkpoints: Checkpoints,
     /// The keys of the accepted commands, per seat, and what each made.
@@ -268,8 +270,9 @@ impl Session {
         *self.log.last().expect("a log starts with GameCreated")
     }
 
-    /// Every viewer's stream, built from the whole log the first time it is asked for: the
-    /// same streams as pushing each event as it was committed (`Streams::of_log`).
+    /// The followed viewers' streams, the sides' built from the whole log the first time they
+    /// are asked for: the same streams as pushing each event as it was committed
+    /// (`Streams::of_log`). The spectators' is there once [`Session::follow`] built it.
     pub fn streams(&self) -> &Streams {
         self.following().streams()
     }
@@ -277,10 +280,30 @@ impl Session {
     fn following(&self) -> &Following {
         self.streams.get_or_init(|| {
             Box::new(
-                Following::of_log(self.referee.entries().iter().map(|e| &e.event))
+                Following::of_log_for(self.events(), VIEWERS.map(|v| v != Viewer::Spectator))
                     .expect("a loaded log starts with GameCreated"),
             )
         })
+    }
+
+    /// The whole log's events, in order.
+    fn events(&self) -> impl Iterator<Item = &protocol::Event> {
+        self.referee.entries().iter().map(|e| &e.event)
+    }
+
+    /// Keeps `viewer`'s stream from now on, built from the log if it was not kept: what a
+    /// join or a read does before it reads the viewer's stream. The stream is the one it would
+    /// be had the viewer been followed from the start.
+    pub fn follow(&mut self, viewer: Viewer) {
+        self.following();
+        if self.streams().follows(viewer) {
+            return;
+        }
+        let events = self.referee.entries().iter().map(|e| &e.event);
+        self.streams
+            .get_mut()
+            .expect("built just above")
+            .follow(viewer, events);
     }
 
     /// How many events `viewer` has received: its stream's length, the only version it is told.
@@ -512,10 +535,11 @@ impl Session {
         let key = decision.key;
         // Only a command sent under a key is remembered, with its digest in the log's form.
         let logged = key.map(|_| command_keys::digest(&decision.issued.command));
-        let heard_before = self
-            .streams
-            .get()
-            .map(|f| VIEWERS.map(|viewer| f.streams().len(viewer)));
+        // A viewer not followed is sent nothing (nobody reads its stream): `None` for it.
+        let heard_before = self.streams.get().map(|f| {
+            let streams = f.streams();
+            VIEWERS.map(|viewer| streams.follows(viewer).then(|| streams.len(viewer)))
+        });
         self.log.extend(hashes);
         if let Some(maps) = maps {
             self.frame_maps = Some((self.head(), maps));
@@ -550,8 +574,10 @@ impl Session {
         };
         // Each viewer's new events, in log order; a viewer who may know none is sent nothing.
         let new_for = |viewer: Viewer| {
-            let now = self.version(viewer);
-            heard_before[stream::index(viewer)] + 1..=now
+            heard_before[stream::index(viewer)]
+                .map(|before| before + 1..=self.version(viewer))
+                .into_iter()
+                .flatten()
         };
         let broadcasts = VIEWERS.map(|viewer| {
             new_for(viewer)
@@ -576,7 +602,15 @@ impl Session {
     }
 
     /// Answers a request that only reads.
-    pub fn read(&self, read: Read) -> ServerMessage {
+    /// A viewer's read follows its stream first (a spectator's builds it from the log).
+    pub fn read(&mut self, read: Read) -> ServerMessage {
+        match &read {
+            Read::State { viewer, .. }
+            | Read::Log { viewer, .. }
+            | Read::StateAt { viewer, .. }
+            | Read::Record { viewer, .. } => self.follow(*viewer),
+            Read::Preview { .. } | Read::Los { .. } => {}
+        }
         match read {
             Read::State { viewer, now } => self.state_message(viewer, now),
             Read::Log { viewer, from } => ServerMessage::Log {
@@ -909,7 +943,7 @@ mod tests {
                 (entry.seq, bytes)
             })
             .collect();
-        let session = Session::from_log(
+        let mut session = Session::from_log(
             envelope::verify(&records).unwrap(),
             referee.seeds().to_vec(),
         )
@@ -917,6 +951,9 @@ mod tests {
         assert_eq!(session.game().state_hash(), referee.game().state_hash());
         assert_eq!(session.head(), prev);
         assert!(session.streams.get().is_none(), "nothing read them yet");
+        for viewer in VIEWERS {
+            session.follow(viewer);
+        }
         assert_eq!(*session.streams(), eager);
         // The viewers' streams differ (the Russian sees the group in the sewers by alias),
         // and the taken-back move and the answered adjudication are in them.
@@ -973,8 +1010,10 @@ mod tests {
         let started = 1_000_000;
         let unwatched = &mut timed_session(VILLAGE, "live:1m", started);
         let watched = &mut timed_session(VILLAGE, "live:1m", started);
-        // The watched game is joined from the start, as a player present all along.
-        watched.streams();
+        // The watched game is joined from the start, by both players and a spectator.
+        for viewer in VIEWERS {
+            watched.follow(viewer);
+        }
         assert!(unwatched.streams.get().is_none(), "loaded, never read");
         let at = |ms: u64| Some(started + ms);
         let commands = [
@@ -1016,8 +1055,9 @@ mod tests {
         );
         assert_eq!(unwatched.game().state_hash(), watched.game().state_hash());
         assert!(unwatched.streams.get().is_none());
-        // A viewer joins: its stream (and every other) is built from the log.
+        // Viewers join: each one's stream is built from the log.
         for viewer in VIEWERS {
+            unwatched.follow(viewer);
             assert_eq!(unwatched.version(viewer), watched.version(viewer));
             assert_eq!(unwatched.stream_head(viewer), watched.stream_head(viewer));
         }
@@ -1028,6 +1068,51 @@ mod tests {
             &mut Counting(0),
         );
         assert!(matches!(refusal(refused), ServerMessage::Refused { .. }));
+    }
+
+    /// A game its players follow and no spectator watches keeps no spectators' stream: its
+    /// commands project and hash nothing for one, and send no spectator a frame. A spectator's
+    /// first join (or read) builds that stream from the log, the same entries, numbers and
+    /// hashes as a game watched from the start, and commits keep it in step from then on.
+    #[test]
+    fn a_spectators_stream_is_kept_only_once_one_watches_and_is_then_the_stream_watched_throughout()
+    {
+        let mut players_only = session(VILLAGE);
+        let mut watched = session(VILLAGE);
+        players_only.streams = OnceLock::new();
+        for side in [GERMAN, RUSSIAN] {
+            players_only.follow(side);
+        }
+        assert!(!players_only.streams().follows(Viewer::Spectator));
+        let spectator = stream::index(Viewer::Spectator);
+        let mut moves = 0;
+        while moves < 12 {
+            let side = players_only.game().acting();
+            let alone = play(&mut players_only, side, Command::Done, None);
+            let beside = play(&mut watched, side, Command::Done, None);
+            assert!(alone.broadcasts[spectator].is_empty(), "nobody watches");
+            assert!(
+                !beside.broadcasts[spectator].is_empty(),
+                "a spectator watches"
+            );
+            assert_eq!(alone.accepted, beside.accepted);
+            assert!(!players_only.streams().follows(Viewer::Spectator));
+            moves += 1;
+        }
+        // Read without a join: the read follows the stream first, as a join does.
+        let state = |s: &mut Session| {
+            s.read(Read::State {
+                viewer: Viewer::Spectator,
+                now: 0,
+            })
+        };
+        assert_eq!(state(&mut players_only), state(&mut watched));
+        assert_eq!(players_only.streams(), watched.streams());
+        let side = players_only.game().acting();
+        let alone = play(&mut players_only, side, Command::Done, None);
+        let beside = play(&mut watched, side, Command::Done, None);
+        assert_eq!(alone.broadcasts, beside.broadcasts);
+        assert_eq!(players_only.streams(), watched.streams());
     }
 
     /// Randomness from a counter: every salt and seed differs, and a run repeats exactly.
@@ -1055,9 +1140,11 @@ mod tests {
         let created = Entry::created(scenario);
         let (bytes, _) = envelope::seal_entry(envelope::GENESIS, [0; 16], &created);
         let session = Session::from_log(envelope::verify(&[(1, bytes)]).unwrap(), vec![[7; 32]]);
-        let session = session.unwrap();
-        // Read once, so commits keep the streams in step as a joined game's do.
-        session.streams();
+        let mut session = session.unwrap();
+        // Every viewer followed, so commits keep the streams in step as a joined game's do.
+        for viewer in VIEWERS {
+            session.follow(viewer);
+        }
         session
     }
 

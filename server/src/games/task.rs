@@ -860,6 +860,9 @@ impl GameTask {
             )));
             return;
         }
+        // Its stream kept from now on: a spectator's is built from the log at the first one's
+        // join, none kept while nobody watches (issue 55).
+        self.session.follow(viewer);
         // Every number a viewer holds is its own stream's: a claim past its end means events
         // it was sent are missing here.
         let version = self.session.version(viewer);
