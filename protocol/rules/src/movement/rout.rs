@@ -46,11 +46,7 @@ pub(crate) fn decide(
     morale: Option<u8>,
     dice: &mut dyn DiceSource,
 ) -> Result<Vec<Event>, RuleViolation> {
-    require_acting(game, by, "broken units rout in their own side's RtPh step")?;
-    require_phase(game, Phase::Rout, "A10.5", "broken units rout")?;
-    let unit = own_unit(game, by, id)?;
-    check_router(game, unit)?;
-    check_load(game, unit)?;
+    let unit = router(game, by, id)?;
     // A10.711: a leader routing with the unit stays with it throughout the RtPh.
     if let Some(leader) = accompanying_leader(game, unit) {
         return Err(RuleViolation::with(
@@ -71,6 +67,17 @@ pub(crate) fn decide(
     let interdicted = interdiction(game, by, unit, &events, morale, dice)?;
     events.extend(interdicted);
     Ok(events)
+}
+
+/// The unit a rout step names, with or without a leader routing along: `by`'s own, in its
+/// side's RtPh step, a unit that may rout (`check_router`) carrying no more than it may.
+fn router<'g>(game: &'g Game, by: Side, id: &UnitId) -> Result<&'g Unit, RuleViolation> {
+    require_acting(game, by, "broken units rout in their own side's RtPh step")?;
+    require_phase(game, Phase::Rout, "A10.5", "broken units rout")?;
+    let unit = own_unit(game, by, id)?;
+    check_router(game, unit)?;
+    check_load(game, unit)?;
+    Ok(unit)
 }
 
 /// A router keeps what it can carry and drops the rest (A10.5); the player drops it first. A
@@ -112,11 +119,7 @@ pub(crate) fn decide_with_leader(
     morale: Option<u8>,
     dice: &mut dyn DiceSource,
 ) -> Result<Vec<Event>, RuleViolation> {
-    require_acting(game, by, "broken units rout in their own side's RtPh step")?;
-    require_phase(game, Phase::Rout, "A10.5", "broken units rout")?;
-    let unit = own_unit(game, by, id)?;
-    check_router(game, unit)?;
-    check_load(game, unit)?;
+    let unit = router(game, by, id)?;
     let leader = own_unit(game, by, leader_id)?;
     check_companion(game, unit, leader)?;
     check_load(game, leader)?;
