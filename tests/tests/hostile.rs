@@ -803,8 +803,11 @@ async fn a_game_created_on_a_spectators_connection_is_played_on_the_players_thre
 /// A save is read on the audience's threads, below the players': a read that takes the
 /// reader to its limits costs a core for a while, and the [`IMPORTS_MAX`] reads at once of
 /// anyone who may create games (anyone on loopback, or with open creation) took as many cores
-/// from the players' threads, at their priority. The audience's threads do at least half of
-/// what reading that save here takes.
+/// from the players' threads, at their priority. The audience's threads do at least a quarter
+/// of what reading that save here takes: the test's own read is timed twice and the faster
+/// kept, as the first touches fresh pages for the hundreds of MB the read holds (the server's
+/// read reuses them, and ran 4× faster than a single first read under load); a read on the
+/// players' threads leaves the audience's at nothing.
 ///
 /// [`IMPORTS_MAX`]: server::operations::config::IMPORTS_MAX
 #[cfg(target_os = "linux")]
@@ -813,7 +816,8 @@ async fn a_save_is_read_on_the_audiences_threads() {
     let (_dir, server) = start(start_config()).await;
     let save = a_save_read_to_the_readers_limits();
     let bytes = data_encoding::BASE64.decode(save.as_bytes()).unwrap();
-    let mine = cpu_of(|| vasl_save::from_save::new_game_from_save(&bytes, "heavy").is_err());
+    let read = || vasl_save::from_save::new_game_from_save(&bytes, "heavy").is_err();
+    let mine = cpu_of(read).min(cpu_of(read));
     let before = cpu_of_threads_named("audience");
     let mut ws = open(&server.url).await;
     send(
@@ -829,7 +833,7 @@ async fn a_save_is_read_on_the_audiences_threads() {
     assert_eq!(error_code(refused), ErrorCode::BadScenario);
     let audience = cpu_of_threads_named("audience") - before;
     assert!(
-        audience >= mine / 2,
+        audience >= mine / 4,
         "the audience's threads ran {audience} ns for a read that takes {mine} ns here"
     );
     server.stop().await;
@@ -884,8 +888,9 @@ fn cpu_of<T>(work: impl FnOnce() -> T) -> u64 {
 /// players' threads for as long as the replays ran, and so delayed every game's commands
 /// (with eight reviews open, their reads could hold both cores). The review's verifying and
 /// every read of it run on the audience's threads, which the kernel schedules below the
-/// players': the audience's threads do the replays' work, at least half of what replaying the
-/// export here takes.
+/// players': the audience's threads do the replays' work, at least a quarter of what replaying
+/// the export here takes (CPU time measured in two places on a loaded machine differs by a few
+/// times; replays on the players' threads leave the audience's at nothing).
 #[cfg(target_os = "linux")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_review_is_read_on_the_audiences_threads() {
@@ -925,7 +930,7 @@ async fn a_review_is_read_on_the_audiences_threads() {
     }
     let audience = cpu_of_threads_named("audience") - before;
     assert!(
-        audience >= mine / 2,
+        audience >= mine / 4,
         "the audience's threads ran {audience} ns for {READS} replays that take {mine} ns here"
     );
     server.stop().await;
