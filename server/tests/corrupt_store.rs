@@ -24,9 +24,30 @@ fn event_key(game: &str, seq: u64) -> Vec<u8> {
     key
 }
 
+/// The data directory opened with sled itself (not through the server's store). sled lets go
+/// of its lock on the directory from its own threads after the last handle of a database is
+/// dropped, so an open right after another handle here was dropped can find it still taken:
+/// the open is tried again while it is, for as long as the server's own store waits for the
+/// same (`LOCK_RELEASE_WAIT`, 5 s).
+fn open_db(dir: &Path) -> sled::Db {
+    let started = std::time::Instant::now();
+    loop {
+        match sled::open(dir) {
+            Ok(db) => return db,
+            Err(sled::Error::Io(e))
+                if e.to_string().contains("could not acquire lock")
+                    && started.elapsed() < std::time::Duration::from_secs(5) =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            Err(e) => panic!("the data directory opens: {e}"),
+        }
+    }
+}
+
 /// The game's stored records, read with sled itself (not through the server's store).
 fn records(dir: &Path, game: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let db = sled::open(dir).unwrap();
+    let db = open_db(dir);
     let events = db.open_tree("events").unwrap();
     events
         .scan_prefix(server::store::envelope::game_key(game).unwrap())
@@ -67,7 +88,7 @@ async fn a_damaged_log_is_named_refused_and_left_alone() {
 
     // Damage event 2 of one game the way a bad disk would: one flipped bit, the record kept.
     {
-        let db = sled::open(dir.path()).unwrap();
+        let db = open_db(dir.path());
         let events = db.open_tree("events").unwrap();
         let key = event_key(&damaged, 2);
         let mut record = events.get(&key).unwrap().unwrap().to_vec();
@@ -162,7 +183,7 @@ async fn a_log_this_version_cannot_read_is_not_called_damaged() {
 
     // Event 5, in its place after event 4, written in a format this version does not know.
     {
-        let db = sled::open(dir.path()).unwrap();
+        let db = open_db(dir.path());
         let events = db.open_tree("events").unwrap();
         let four = events.get(event_key(&game, 4)).unwrap().unwrap();
         let newer = bincode::serde::encode_to_vec(
