@@ -80,6 +80,24 @@ fn router<'g>(game: &'g Game, by: Side, id: &UnitId) -> Result<&'g Unit, RuleVio
     Ok(unit)
 }
 
+/// A unit in Melee does not rout (A10.5, A11.7), nor does a leader routing along (A10.711):
+/// the one refusal for both, `more` saying what the unit may do instead.
+fn check_not_in_melee(game: &Game, unit: &Unit, more: &str) -> Result<(), RuleViolation> {
+    let Some(enemy) = super::in_melee_with(game, unit) else {
+        return Ok(());
+    };
+    Err(RuleViolation::with(
+        "A10.5",
+        ViolationKind::UnitState,
+        pieces![
+            Piece::unit(&unit.id),
+            " shares its Location with the Known enemy ",
+            Piece::unit(&enemy.id),
+            format!(" (Melee, A11.7); a unit in Melee does not rout{more}")
+        ],
+    ))
+}
+
 /// A router keeps what it can carry and drops the rest (A10.5); the player drops it first. A
 /// leader routing with a broken unit carries his own SW as a router does, and no more
 /// (A10.711: he does not raise the unit's IPC, and the unit's load is its own).
@@ -214,18 +232,7 @@ fn check_companion(game: &Game, unit: &Unit, leader: &Unit) -> Result<(), RuleVi
             ],
         ));
     }
-    if let Some(enemy) = super::in_melee_with(game, leader) {
-        return Err(RuleViolation::with(
-            "A10.5",
-            ViolationKind::UnitState,
-            pieces![
-                Piece::unit(id),
-                " shares its Location with the Known enemy ",
-                Piece::unit(&enemy.id),
-                " (Melee, A11.7); a unit in Melee does not rout"
-            ],
-        ));
-    }
+    check_not_in_melee(game, leader, "")?;
     let joined = accompanying_leader(game, unit).is_some_and(|l| l.id == *id);
     if !joined {
         if has_routed(game, leader) {
@@ -401,18 +408,11 @@ pub(crate) fn check_router(game: &Game, unit: &Unit) -> Result<(), RuleViolation
             " is broken but not under Desperation Morale: only a DM unit routs (a unit comes under DM when it breaks, when fire that could inflict an NMC attacks it, when a Known armed enemy unit is ADJACENT, or when it begins the RtPh in Open Ground in a Known enemy's LOS and normal range)",
         );
     }
-    if let Some(enemy) = super::in_melee_with(game, unit) {
-        return Err(RuleViolation::with(
-            "A10.5",
-            ViolationKind::UnitState,
-            pieces![
-                Piece::unit(id),
-                " shares its Location with the Known enemy ",
-                Piece::unit(&enemy.id),
-                " (Melee, A11.7); a unit in Melee does not rout: it may withdraw from the Melee in the CCPh (A11.2)"
-            ],
-        ));
-    }
+    check_not_in_melee(
+        game,
+        unit,
+        ": it may withdraw from the Melee in the CCPh (A11.2)",
+    )?;
     let routing = &game.movement.moving_stack;
     if unit.pinned && routing.contains(id) && unit.mf_spent >= allotment(unit).total {
         return refuse(
