@@ -278,12 +278,16 @@ impl Session {
     }
 
     fn following(&self) -> &Following {
-        self.streams.get_or_init(|| {
-            Box::new(
-                Following::of_log_for(self.events(), VIEWERS.map(|v| v != Viewer::Spectator))
-                    .expect("a loaded log starts with GameCreated"),
-            )
-        })
+        self.streams
+            .get_or_init(|| self.built_for(VIEWERS.map(|v| v != Viewer::Spectator)))
+    }
+
+    /// The streams of the viewers `followed` marks, built from the whole log in one replay.
+    fn built_for(&self, followed: [bool; 3]) -> Box<Following> {
+        Box::new(
+            Following::of_log_for(self.events(), followed)
+                .expect("a loaded log starts with GameCreated"),
+        )
     }
 
     /// The whole log's events, in order.
@@ -294,15 +298,20 @@ impl Session {
     /// Keeps `viewer`'s stream from now on, built from the log if it was not kept: what a
     /// join or a read does before it reads the viewer's stream. The stream is the one it would
     /// be had the viewer been followed from the start.
+    /// A game nobody has read yet builds the sides' streams and this one in the same replay.
     pub fn follow(&mut self, viewer: Viewer) {
-        self.following();
-        if self.streams().follows(viewer) {
+        let Some(following) = self.streams.get() else {
+            let built = self.built_for(VIEWERS.map(|v| v != Viewer::Spectator || v == viewer));
+            let _ = self.streams.set(built);
+            return;
+        };
+        if following.streams().follows(viewer) {
             return;
         }
         let events = self.referee.entries().iter().map(|e| &e.event);
         self.streams
             .get_mut()
-            .expect("built just above")
+            .expect("built above")
             .follow(viewer, events);
     }
 
