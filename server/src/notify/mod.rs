@@ -289,6 +289,27 @@ fn mailbox(address: &str) -> String {
     format!("{}@{domain}", local.replace('.', ""))
 }
 
+/// Refuses what is not an e-mail address at a domain name. An address whose domain is an IP
+/// literal (`bob@[10.0.0.5]`, `bob@[IPv6:::1]`) had the operator's relay deliver to any host
+/// the player named, private and loopback ones included, past the checks a webhook's address
+/// gets (`address::forbidden`); and one host's address is written many ways (`[IPv6:::1]`,
+/// `[IPv6:0::1]`, …), each a mailbox of its own to [`CONFIRM_MAILS_PER_ADDRESS_MAX`], so a
+/// player could have one mailbox there sent codes without end.
+fn check_email(address: &str) -> Result<(), RegisterError> {
+    let parsed = address
+        .parse::<lettre::Address>()
+        .map_err(|e| RegisterError::NotEmail {
+            address: address.to_string(),
+            why: e.to_string(),
+        })?;
+    if parsed.domain().starts_with('[') {
+        return Err(RegisterError::DomainLiteral {
+            address: address.to_string(),
+        });
+    }
+    Ok(())
+}
+
 /// A code as typed: its letters, upper case, without dashes or spaces.
 fn code_digest(code: &str) -> String {
     let letters: String = code
@@ -437,6 +458,8 @@ pub enum RegisterError {
     NoEmail,
     #[error("`{address}` is not an e-mail address ({why})")]
     NotEmail { address: String, why: String },
+    #[error("`{address}` names its mail host by an IP address (`[…]`): codes and notices are mailed only to an address at a domain name")]
+    DomainLiteral { address: String },
     #[error("{0}")]
     Address(#[from] address::AddressError),
     #[error("a code was e-mailed for this seat less than {} minutes ago; give it with `asl notify --confirm CODE`, or ask for another later", CONFIRM_MAIL_INTERVAL.as_secs() / 60)]
@@ -850,12 +873,7 @@ impl Notifier {
                 if self.config.smtp.is_none() {
                     return Err(RegisterError::NoEmail);
                 }
-                address.parse::<lettre::Address>().map(|_| ()).map_err(|e| {
-                    RegisterError::NotEmail {
-                        address: address.clone(),
-                        why: e.to_string(),
-                    }
-                })
+                check_email(address)
             }
             NotifyTarget::Webhook { url } => Ok(self.guard.check_url(url).await?),
         }
@@ -914,6 +932,37 @@ mod tests {
         assert_eq!(unicode, mailbox("bob@EX\u{c4}MPLE.com"));
         assert_ne!(mailbox("bobby@example.com"), plain);
         assert_ne!(mailbox("bob@example.org"), plain);
+    }
+
+    /// An address at an IP literal is refused: the relay would be sent to any host named,
+    /// private ones included, and one host's address has endless spellings, each counted
+    /// apart under [`CONFIRM_MAILS_PER_ADDRESS_MAX`]. Before, every one here was taken.
+    #[test]
+    fn an_address_at_an_ip_literal_is_refused() {
+        for literal in [
+            "bob@[10.0.0.5]",
+            "bob@[127.0.0.1]",
+            "bob@[IPv6:::1]",
+            "bob@[IPv6:0::1]",
+            "bob@[IPv6:0:0::1]",
+        ] {
+            assert!(literal.parse::<lettre::Address>().is_ok(), "{literal}");
+            assert!(
+                matches!(
+                    check_email(literal),
+                    Err(RegisterError::DomainLiteral { .. })
+                ),
+                "{literal}"
+            );
+        }
+        assert_ne!(mailbox("bob@[IPv6:::1]"), mailbox("bob@[IPv6:0::1]"));
+        for address in ["bob@example.com", "\"bob\"@ex\u{e4}mple.com"] {
+            assert!(check_email(address).is_ok(), "{address}");
+        }
+        assert!(matches!(
+            check_email("bob@example.com."),
+            Err(RegisterError::NotEmail { .. })
+        ));
     }
 
     #[test]
