@@ -66,6 +66,12 @@ pub const SETUP_COMMANDS_MAX: usize = 4 * board::scenario::UNITS_MAX;
 /// a loop grew the log without bound; a claim names all the units that claim together.
 pub const WA_CLAIMS_PER_PLAYER_TURN_MAX: usize = 500;
 
+/// The most Transfers of a SW (`transfer`) one side makes in one Player Turn. A Transfer costs
+/// no MF and the rule sets no number to them (A4.431): one SW handed between two units of a
+/// Location and back in the RPh (or at the start of the APh) grew the log without bound. A
+/// side holds at most a few SW for each of its units, each passed on once or twice in a turn.
+pub const TRANSFERS_PER_PLAYER_TURN_MAX: usize = 500;
+
 /// The most gifts of time (`give-time`) and vacations begun (`vacation`) one side gives in one
 /// Player Turn. Neither waits for play, and neither need cost the side time: a vacation begun
 /// and ended at one moment, or while the other side's clock runs, uses none of its days, and
@@ -545,7 +551,8 @@ fn requests_this_player_turn(log: &[Entry], side: Side) -> usize {
 
 /// The commands that may be given again and again without play moving on are held to a
 /// number: the players' entries ([`ENTRIES_PER_PLAYER_TURN_MAX`] a Player Turn), claims of WA
-/// ([`WA_CLAIMS_PER_PLAYER_TURN_MAX`]), the clock's
+/// ([`WA_CLAIMS_PER_PLAYER_TURN_MAX`]), Transfers of a SW ([`TRANSFERS_PER_PLAYER_TURN_MAX`]),
+/// the clock's
 /// gifts and vacations ([`CLOCK_COMMANDS_PER_PLAYER_TURN_MAX`]) and the set-up step's
 /// ([`SETUP_COMMANDS_MAX`]). Counted over the commands the log records `by` issued,
 /// and asked before any of their own checks, as a verifier asks it.
@@ -567,6 +574,7 @@ fn check_logged_count(
     let setup = |c: &Command| matches!(c, Command::SetUp { .. } | Command::LiftSetUp { .. });
     let clock = |c: &Command| matches!(c, Command::GiveTime { .. } | Command::StartVacation);
     let claim = |c: &Command| matches!(c, Command::ClaimWallAdvantage { .. });
+    let transfer = |c: &Command| matches!(c, Command::TransferWeapon { .. });
     // A claim answering the chance the enemy's loss of WA offers is always taken: the chance
     // waits for an answer, and one comes at most once for each loss.
     let answering = game.wa_chance.as_ref().is_some_and(|c| c.side == by);
@@ -576,6 +584,13 @@ fn check_logged_count(
             WA_CLAIMS_PER_PLAYER_TURN_MAX,
             &claim,
             "claims of WA this Player Turn",
+        )
+    } else if transfer(command) {
+        (
+            "A4.431",
+            TRANSFERS_PER_PLAYER_TURN_MAX,
+            &transfer,
+            "Transfers this Player Turn",
         )
     } else if clock(command) {
         (
@@ -1212,6 +1227,37 @@ mod tests {
             refused.detail.contains("500 claims of WA this Player Turn"),
             "{refused}"
         );
+    }
+
+    /// A side gives at most `TRANSFERS_PER_PLAYER_TURN_MAX` Transfers a Player Turn: one SW
+    /// handed between two units of a Location and back, again and again, costs neither MF nor
+    /// anything else in the RPh (A4.431), and grew the log without bound before, past what an
+    /// export holds. The count starts again with the next Player Turn.
+    #[test]
+    fn transfers_in_a_loop_are_held_to_a_number_a_player_turn() {
+        let mut r = start_with(
+            include_str!("../../tests/positions/scenarios/a4-431-transfer.toml"),
+            3,
+        );
+        let to = |unit: &str| Command::TransferWeapon {
+            weapon: "tlmg".into(),
+            to: unit.into(),
+        };
+        for i in 0..TRANSFERS_PER_PLAYER_TURN_MAX {
+            play(&mut r, Side::A, to(if i % 2 == 0 { "t2" } else { "t1" }));
+        }
+        let refused = r.play(Side::A, &to("t2"), &mut seeds()).unwrap_err();
+        assert_eq!(refused.rule, "A4.431");
+        assert!(
+            refused.detail.contains("500 Transfers this Player Turn"),
+            "{refused}"
+        );
+        // The Russian's count is his own.
+        let russian = Command::TransferWeapon {
+            weapon: "rlmg".into(),
+            to: "r2".into(),
+        };
+        play(&mut r, Side::B, russian);
     }
 
     /// A side gives at most `SETUP_COMMANDS_MAX` set-up commands: moving one unit to and fro
