@@ -1407,6 +1407,21 @@ impl Game {
         }
     }
 
+    /// The one way a support weapon becomes unpossessed (A4.43): `possessor` drops it, or is
+    /// eliminated and leaves it behind. Either way it lies in the Location the possessor stood
+    /// in — the ground level, or the upper level or place below ground `lies_at` names — so
+    /// that only a unit in that Location recovers it (A4.44).
+    pub(crate) fn leave_weapon(&mut self, weapon: &str, possessor: &UnitId) {
+        let lies = self.units.get(possessor).and_then(|u| self.lies_at(u));
+        if let Some(w) = self.weapons.get_mut(weapon) {
+            w.held_by = None;
+        }
+        match lies {
+            Some(lies) => self.weapon_lies.insert(weapon.to_string(), lies),
+            None => self.weapon_lies.remove(weapon),
+        };
+    }
+
     pub fn upper_level(&self, unit: &Unit) -> Option<i16> {
         if unit.underground.is_some() {
             return None;
@@ -2347,6 +2362,18 @@ pub enum ReplayError {
 /// An outcome's change to a unit: one path for an outcome the players adjudicated and for one
 /// the engine ruled (`FireEffectApplied`), so a unit breaks the same way whoever decided it.
 fn apply_outcome(game: &mut Game, id: &UnitId, outcome: Outcome, note: &str) {
+    if outcome == Outcome::Eliminate {
+        // A unit eliminated leaves its support weapons where it stood (A4.43, A9.74).
+        let held: Vec<String> = game
+            .weapons
+            .values()
+            .filter(|w| w.held_by.as_ref() == Some(id))
+            .map(|w| w.id.clone())
+            .collect();
+        for weapon in held {
+            game.leave_weapon(&weapon, id);
+        }
+    }
     if let Some(unit) = game.units.get_mut(id) {
         match outcome {
             Outcome::Break => unit.morale = Morale::Broken,
