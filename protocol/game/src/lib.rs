@@ -1479,16 +1479,31 @@ impl Game {
     /// hidden ones left out. Both records of the MPh's fire read them by this one function
     /// (`Game::location_mf`, `Game::fire_record`).
     pub fn movers_fired_at(&self, by: Side, target: Hex) -> Vec<UnitId> {
-        let record = &self.movement;
         self.units_above(target)
-            .filter(|u| {
-                u.side != by
-                    && !u.hidden
-                    && record.moving_stack.contains(&u.id)
-                    && !record.finished.contains(&u.id)
-            })
+            .filter(|u| u.side != by && !u.hidden && self.moving_now(u))
             .map(|u| u.id.clone())
             .collect()
+    }
+
+    /// Whether `unit` belongs to the stack moving now, as Defensive First Fire may strike it
+    /// (A8.1): of the moving stack and not finished — but not a unit of it that can move no
+    /// farther (pinned or broken, A7.8, A10.4) once the rest of the stack has moved on out of
+    /// its Location: its MPh ended as they left it (A9.2 EX: the pinned leader left behind
+    /// as the squad goes on is no longer a moving target; A7.83 EX: a broken unit's MPh ends
+    /// as soon as another unit moves).
+    pub fn moving_now(&self, unit: &Unit) -> bool {
+        let record = &self.movement;
+        if !record.moving_stack.contains(&unit.id) || record.finished.contains(&unit.id) {
+            return false;
+        }
+        let stuck = unit.pinned || unit.morale == Morale::Broken;
+        let left_behind = !record.last_movers.contains(&unit.id)
+            && !record
+                .last_movers
+                .iter()
+                .filter_map(|id| self.units.get(id))
+                .any(|m| self.same_location(m, unit));
+        !(stuck && left_behind)
     }
 
     /// What Defensive First Fire by `by` at `target` strikes, as the record of attacks keeps it

@@ -600,16 +600,11 @@ fn check_fire_counters(game: &Game, marked: &Marked, target: Hex) -> Result<(), 
 
 /// The units of the stack moving now (A4.2) that are in `hex`: the only ones Defensive First
 /// Fire may attack (A8.1). A stack that stopped, or that another unit's move has ended, is no
-/// longer moving. Hidden units are not counted: the firer does not know them.
+/// longer moving, nor is a pinned or broken unit its stack left behind (`Game::moving_now`).
+/// Hidden units are not counted: the firer does not know them.
 pub(crate) fn moving_in(game: &Game, by: Side, hex: Hex) -> Vec<&game::Unit> {
-    let record = &game.movement;
     game.units_above(hex)
-        .filter(|u| {
-            u.side != by
-                && !u.hidden
-                && record.moving_stack.contains(&u.id)
-                && !record.finished.contains(&u.id)
-        })
+        .filter(|u| u.side != by && !u.hidden && game.moving_now(u))
         .collect()
 }
 
@@ -636,11 +631,10 @@ fn check_moving_target(game: &Game, by: Side, target: Hex) -> Result<(), RuleVio
         .movement
         .moving_stack
         .iter()
-        .filter(|id| !game.movement.finished.contains(*id))
         .filter(|id| {
             game.units
                 .get(*id)
-                .is_some_and(|u| !u.hidden && u.side != by)
+                .is_some_and(|u| !u.hidden && u.side != by && game.moving_now(u))
         })
         .collect();
     let why = if moving.is_empty() {
