@@ -1407,6 +1407,21 @@ impl Game {
         }
     }
 
+    /// The one way a support weapon becomes unpossessed (A4.43): `possessor` drops it, or is
+    /// eliminated and leaves it behind. Either way it lies in the Location the possessor stood
+    /// in — the ground level, or the upper level or place below ground `lies_at` names — so
+    /// that only a unit in that Location recovers it (A4.44).
+    pub(crate) fn leave_weapon(&mut self, weapon: &str, possessor: &UnitId) {
+        let lies = self.units.get(possessor).and_then(|u| self.lies_at(u));
+        if let Some(w) = self.weapons.get_mut(weapon) {
+            w.held_by = None;
+        }
+        match lies {
+            Some(lies) => self.weapon_lies.insert(weapon.to_string(), lies),
+            None => self.weapon_lies.remove(weapon),
+        };
+    }
+
     pub fn upper_level(&self, unit: &Unit) -> Option<i16> {
         if unit.underground.is_some() {
             return None;
@@ -1464,16 +1479,31 @@ impl Game {
     /// hidden ones left out. Both records of the MPh's fire read them by this one function
     /// (`Game::location_mf`, `Game::fire_record`).
     pub fn movers_fired_at(&self, by: Side, target: Hex) -> Vec<UnitId> {
-        let record = &self.movement;
         self.units_above(target)
-            .filter(|u| {
-                u.side != by
-                    && !u.hidden
-                    && record.moving_stack.contains(&u.id)
-                    && !record.finished.contains(&u.id)
-            })
+            .filter(|u| u.side != by && !u.hidden && self.moving_now(u))
             .map(|u| u.id.clone())
             .collect()
+    }
+
+    /// Whether `unit` belongs to the stack moving now, as Defensive First Fire may strike it
+    /// (A8.1): of the moving stack and not finished — but not a unit of it that can move no
+    /// farther (pinned or broken, A7.8, A10.4) once the rest of the stack has moved on out of
+    /// its Location: its MPh ended as they left it (A9.2 EX: the pinned leader left behind
+    /// as the squad goes on is no longer a moving target; A7.83 EX: a broken unit's MPh ends
+    /// as soon as another unit moves).
+    pub fn moving_now(&self, unit: &Unit) -> bool {
+        let record = &self.movement;
+        if !record.moving_stack.contains(&unit.id) || record.finished.contains(&unit.id) {
+            return false;
+        }
+        let stuck = unit.pinned || unit.morale == Morale::Broken;
+        let left_behind = !record.last_movers.contains(&unit.id)
+            && !record
+                .last_movers
+                .iter()
+                .filter_map(|id| self.units.get(id))
+                .any(|m| self.same_location(m, unit));
+        !(stuck && left_behind)
     }
 
     /// What Defensive First Fire by `by` at `target` strikes, as the record of attacks keeps it
@@ -2347,6 +2377,18 @@ pub enum ReplayError {
 /// An outcome's change to a unit: one path for an outcome the players adjudicated and for one
 /// the engine ruled (`FireEffectApplied`), so a unit breaks the same way whoever decided it.
 fn apply_outcome(game: &mut Game, id: &UnitId, outcome: Outcome, note: &str) {
+    if outcome == Outcome::Eliminate {
+        // A unit eliminated leaves its support weapons where it stood (A4.43, A9.74).
+        let held: Vec<String> = game
+            .weapons
+            .values()
+            .filter(|w| w.held_by.as_ref() == Some(id))
+            .map(|w| w.id.clone())
+            .collect();
+        for weapon in held {
+            game.leave_weapon(&weapon, id);
+        }
+    }
     if let Some(unit) = game.units.get_mut(id) {
         match outcome {
             Outcome::Break => unit.morale = Morale::Broken,

@@ -9,7 +9,7 @@ use crate::fire::resolution;
 use crate::morale;
 use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
 use board::hex::Hex;
-use board::scenario::{Side, UnitId};
+use board::scenario::{Side, UnitId, UnitKind};
 use game::dice::DiceSource;
 use game::event::Event;
 use game::event::{
@@ -159,6 +159,9 @@ pub(super) fn declare(
     }
     check_fire_group(game, &shooters)?;
     check_range(game, firers, &weapons, target)?;
+    if !into_sewer {
+        check_fpf_weapons(game, firers, &weapons)?;
+    }
     // Who may fire the SW named, and what it costs them (A9.11, A9.12).
     let forfeits = crate::fire::usage::check(game, firers, &weapons)?;
     let targets = |u: &&game::Unit| {
@@ -393,6 +396,56 @@ fn check_fire_group(game: &Game, shooters: &[UnitId]) -> Result<(), RuleViolatio
 /// a unit of the firing side, given its FP, range and B# by the scenario, not malfunctioned,
 /// and not fired yet this phase. Returns its possessor. A weapon held by a unit the side may
 /// not know of reads as no weapon at all.
+/// A8.31: a unit firing Final Protective Fire fires with it every usable MG it possesses — one
+/// not malfunctioned — as many as it can fire (a squad two, another MMC one, A9.11), marked
+/// First Fire before or not; each is then in Sustained Fire and marked Final Fire whatever
+/// its ROF (A9.3). So an FPF by a unit's own FP that leaves out a MG it could fire with it is
+/// refused at the declaration, naming the weapon: the FPF is declared with it (and such an
+/// attack is the players' to resolve, `fire::resolution`). An SMC's FPF is not checked here (a
+/// leader has no FP of his own to fire it with). Sources: [LDR] A8.31 (all usable MG/IFE up to
+/// the unit's capabilities must fire), [FFC] (MG/IFE must be used in FPF, with Sustained Fire).
+fn check_fpf_weapons(
+    game: &Game,
+    firers: &[UnitId],
+    weapons: &[UnitId],
+) -> Result<(), RuleViolation> {
+    if game.clock.phase() != Phase::Movement {
+        return Ok(());
+    }
+    for id in firers.iter().filter(|id| game.final_fired.contains(*id)) {
+        let Some(unit) = game.units.get(id) else {
+            continue;
+        };
+        if unit.kind.is_smc() {
+            continue;
+        }
+        let can_fire = if unit.kind == UnitKind::Squad { 2 } else { 1 };
+        let mgs: Vec<&game::Weapon> = game
+            .weapons
+            .values()
+            .filter(|w| w.held_by.as_ref() == Some(id))
+            .filter(|w| !w.malfunctioned && crate::fire::usage::is_mg(&w.name))
+            .collect();
+        let with_it = mgs.iter().filter(|w| weapons.contains(&w.id)).count();
+        if with_it >= can_fire {
+            continue;
+        }
+        if let Some(left) = mgs.iter().find(|w| !weapons.contains(&w.id)) {
+            return Err(RuleViolation::with(
+                "A8.31",
+                ViolationKind::UnitState,
+                pieces![
+                    Piece::unit(id),
+                    " fires Final Protective Fire: every usable MG it possesses fires with it, so ",
+                    Piece::Given(left.id.clone()),
+                    " must be named among the firers too"
+                ],
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A7.22: no unit fires at a target beyond twice its normal range, nor a SW beyond twice its
 /// own, counted from its possessor's hex (A9.1). Refused at the declaration, before anything
 /// is marked or rolled, naming the firer: a Fire Group does not carry a member out of range.
@@ -600,16 +653,11 @@ fn check_fire_counters(game: &Game, marked: &Marked, target: Hex) -> Result<(), 
 
 /// The units of the stack moving now (A4.2) that are in `hex`: the only ones Defensive First
 /// Fire may attack (A8.1). A stack that stopped, or that another unit's move has ended, is no
-/// longer moving. Hidden units are not counted: the firer does not know them.
+/// longer moving, nor is a pinned or broken unit its stack left behind (`Game::moving_now`).
+/// Hidden units are not counted: the firer does not know them.
 pub(crate) fn moving_in(game: &Game, by: Side, hex: Hex) -> Vec<&game::Unit> {
-    let record = &game.movement;
     game.units_above(hex)
-        .filter(|u| {
-            u.side != by
-                && !u.hidden
-                && record.moving_stack.contains(&u.id)
-                && !record.finished.contains(&u.id)
-        })
+        .filter(|u| u.side != by && !u.hidden && game.moving_now(u))
         .collect()
 }
 
@@ -636,11 +684,10 @@ fn check_moving_target(game: &Game, by: Side, target: Hex) -> Result<(), RuleVio
         .movement
         .moving_stack
         .iter()
-        .filter(|id| !game.movement.finished.contains(*id))
         .filter(|id| {
             game.units
                 .get(*id)
-                .is_some_and(|u| !u.hidden && u.side != by)
+                .is_some_and(|u| !u.hidden && u.side != by && game.moving_now(u))
         })
         .collect();
     let why = if moving.is_empty() {

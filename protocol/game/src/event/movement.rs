@@ -592,14 +592,8 @@ impl Fact for WeaponDropped {
 
     fn apply(&self, game: &mut Game) {
         let WeaponDropped { unit, weapon } = self;
-        if let Some(w) = game.weapons.get_mut(weapon) {
-            w.held_by = None;
-        }
         // A4.43: it lies in the dropper's Location, off the ground level as he may stand.
-        match game.units.get(unit).and_then(|u| game.lies_at(u)) {
-            Some(lies) => game.weapon_lies.insert(weapon.clone(), lies),
-            None => game.weapon_lies.remove(weapon),
-        };
+        game.leave_weapon(weapon, unit);
         // A4.43: in the CCPh a weapon is dropped only at its start, to withdraw from Melee.
         if game.clock.phase() == crate::phase::Phase::CloseCombat {
             game.movement.dropped_to_withdraw.insert(unit.clone());

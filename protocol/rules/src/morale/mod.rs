@@ -880,6 +880,7 @@ fn kia(fx: &mut Effects, targets: &[&Unit], result: IftResult, n: u8) -> Result<
                 why: format!("{} `{id}` {result}{picked} → eliminated", unit.ratings),
             }));
             fx.leader_lost(unit, "was eliminated");
+            random_sw_destruction(fx, unit, result);
             continue;
         }
         if unit.morale == Morale::Berserk || unit.kind == UnitKind::Hero {
@@ -905,6 +906,31 @@ fn kia(fx: &mut Effects, targets: &[&Unit], result: IftResult, n: u8) -> Result<
         }
     }
     Ok(())
+}
+
+/// A9.74: the support weapons a KIA's victim possessed each get a dr on the attack's IFT
+/// column, which may destroy or malfunction them. The engine does not make it: it asks the
+/// players at the point it arises, and leaves the weapons where their possessor fell (the one
+/// way a weapon becomes unpossessed, `Game::leave_weapon`), for them to remove one the dr
+/// destroys.
+fn random_sw_destruction(fx: &mut Effects, unit: &Unit, result: IftResult) {
+    let weapons: Vec<&str> = fx
+        .game
+        .weapons
+        .values()
+        .filter(|w| w.held_by.as_ref() == Some(&unit.id))
+        .map(|w| w.id.as_str())
+        .collect();
+    if weapons.is_empty() {
+        return;
+    }
+    let why = format!(
+        "`{}` was eliminated by the {result} possessing {}: the Random SW Destruction dr on the attack's IFT column for each (a KIA destroys it, a K malfunctions it) is the players' to roll (`roll dr`) and abide by; the engine leaves each weapon unpossessed where `{}` fell",
+        unit.id,
+        weapons.join(", "),
+        unit.id
+    );
+    fx.left(Some(&unit.id), "A9.74", why);
 }
 
 /// A K/# (A7.302): Random Selection picks the unit(s) Casualty Reduced (A.9: the highest dr,
