@@ -584,12 +584,6 @@ pub(super) fn decide_close_combat(
             },
         ));
     }
-    let mut first_draw = game.dice_drawn;
-    let mut eliminated: BTreeSet<UnitId> = BTreeSet::new();
-    // Units whose Casualty Reduction left their CC FP for the players to enter (a squad's
-    // half-squad, a wounded leader): in a sequential CC they cannot attack as designated.
-    let mut changed: BTreeSet<UnitId> = BTreeSet::new();
-    let mut partial = false;
     // A11.4: an Ambush makes the CC sequential, the ambusher's attacks first at -1 and the
     // other side's after, at +1, by its units still there; else it is simultaneous (A11.1).
     let ambusher = game.movement.ambush.get(&hex).copied();
@@ -597,271 +591,370 @@ pub(super) fn decide_close_combat(
     if ambusher == Some(by) {
         sides.swap(0, 1);
     }
-    for (side, list) in sides {
-        for attack in list {
-            let attack = match ambusher {
-                Some(a) if a != side => match survivors(attack, &eliminated, &changed) {
-                    Survivors::All => attack.clone(),
-                    Survivors::Some(left) => left,
-                    Survivors::None => continue,
-                    Survivors::Changed(id) => {
-                        partial = true;
-                        events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
-                                target: hex,
-                                unit: Some(id.clone()),
-                                rule: "A11.4".into(),
-                                why: format!(
-                                    "`{id}` was Casualty Reduced by the Ambush before its own CC attack: its FP is the players' to enter; roll the attack (`roll DR CC`) and `adjudicate`"
-                                ),
-                            }));
-                        continue;
-                    }
-                },
-                _ => attack.clone(),
-            };
-            let attack = &attack;
-            // A11.41: the ambushing side's units that withdrew left before any CC: an attack
-            // the ATTACKER designated on them before the DEFENDER's Ambush Withdrawal is not
-            // made; one on them and others together is the players' against those left, its
-            // odds being other than designated.
-            let gone = attack
-                .defenders
-                .iter()
-                .filter(|d| declined.contains(*d))
-                .count();
-            if gone > 0 {
-                if gone < attack.defenders.len() {
-                    partial = true;
+    let mut resolution = Resolution {
+        hex,
+        by,
+        ambusher,
+        left: sides
+            .iter()
+            .flat_map(|(side, list)| list.iter().map(move |a| (*side, a.clone())))
+            .collect(),
+        withdrawals: pending_withdrawals
+            .iter()
+            .chain(withdrawals)
+            .cloned()
+            .collect(),
+        withdrawing,
+        declined,
+        revealing,
+        eliminated: BTreeSet::new(),
+        changed: BTreeSet::new(),
+        partial: false,
+        first_draw: game.dice_drawn,
+    };
+    while resolution.next_attack(game, dice, &mut events)? {}
+    resolution.finish(game, &units, &mut events)?;
+    Ok(events)
+}
+
+/// A Location's CC as it is being resolved (A11.11): the attacks still to roll, in the order
+/// the engine rolls them (the ATTACKER's first, or the ambusher's, A11.4), and what the rolls
+/// made so far did. Every attack is read from the position before any of its results, so a
+/// unit eliminated still attacks where the CC is simultaneous (A11.1).
+struct Resolution {
+    hex: Hex,
+    /// The side whose designation resolves the CC: every roll names it.
+    by: Side,
+    ambusher: Option<Side>,
+    /// The attacks not rolled yet, each with its side, first to roll first.
+    left: std::collections::VecDeque<(Side, CcAttack)>,
+    /// Both sides' withdrawals from Melee (A11.2), the ATTACKER's first.
+    withdrawals: Vec<CcWithdrawal>,
+    /// Units attempting a withdrawal: an attack on them has its own DRM (A11.2).
+    withdrawing: BTreeSet<UnitId>,
+    /// Units of the ambushing side that declined the CC by Ambush Withdrawal (A11.41).
+    declined: BTreeSet<UnitId>,
+    /// Units under "?" that make or direct a CC attack, revealed as the CC is resolved.
+    revealing: BTreeSet<UnitId>,
+    eliminated: BTreeSet<UnitId>,
+    /// Units whose Casualty Reduction left their CC FP for the players to enter (a squad's
+    /// half-squad, a wounded leader): in a sequential CC they cannot attack as designated.
+    changed: BTreeSet<UnitId>,
+    /// Something in the CC is the players' to adjudicate: they record the Melee.
+    partial: bool,
+    first_draw: u64,
+}
+
+impl Resolution {
+    /// Takes the next attack left and resolves it; `false` when none is left.
+    fn next_attack(
+        &mut self,
+        game: &Game,
+        dice: &mut dyn DiceSource,
+        events: &mut Vec<Event>,
+    ) -> Result<bool, RuleViolation> {
+        let Some((side, attack)) = self.left.pop_front() else {
+            return Ok(false);
+        };
+        self.resolve_attack(game, side, &attack, dice, events)?;
+        Ok(true)
+    }
+
+    /// Resolves one CC attack of `side` (A11.11): its DR through the dice, read on the CCT,
+    /// its result as events; or nothing, where it is not made (its attackers gone, its
+    /// defenders withdrawn) or is the players'.
+    fn resolve_attack(
+        &mut self,
+        game: &Game,
+        side: Side,
+        attack: &CcAttack,
+        dice: &mut dyn DiceSource,
+        events: &mut Vec<Event>,
+    ) -> Result<(), RuleViolation> {
+        let hex = self.hex;
+        let by = self.by;
+        let attack = match self.ambusher {
+            Some(a) if a != side => match survivors(attack, &self.eliminated, &self.changed) {
+                Survivors::All => attack.clone(),
+                Survivors::Some(left) => left,
+                Survivors::None => return Ok(()),
+                Survivors::Changed(id) => {
+                    self.partial = true;
                     events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
-                        target: hex,
-                        unit: None,
-                        rule: "A11.41".into(),
-                        why: format!(
-                            "the {} CC attack by {} in {hex} was designated on units some of which withdrew by Ambush Withdrawal before any CC: against those left it is the players' to roll (`roll DR CC`) and `adjudicate`, then record the Melee if both sides remain",
-                            game.side_name(side),
-                            crate::listed(&attack.attackers)
-                        ),
-                    }));
+                            target: hex,
+                            unit: Some(id.clone()),
+                            rule: "A11.4".into(),
+                            why: format!(
+                                "`{id}` was Casualty Reduced by the Ambush before its own CC attack: its FP is the players' to enter; roll the attack (`roll DR CC`) and `adjudicate`"
+                            ),
+                        }));
+                    return Ok(());
                 }
-                continue;
-            }
-            // A11.19: an attack on a "?" that made no CC attack of its own is the players'.
-            // No Dummy is left under it (`dummies_in_close_combat`), but reading the attack on
-            // the CCT would show the enemy the defender's FP, and that a "?" in CC shows its
-            // Strength Factor rests on one source.
-            let on_concealed = attack.defenders.iter().any(|d| game.units[d].concealed);
-            if on_concealed && !attack.defenders.iter().all(|d| revealing.contains(d)) {
-                partial = true;
+            },
+            _ => attack.clone(),
+        };
+        let attack = &attack;
+        // A11.41: the ambushing side's units that withdrew left before any CC: an attack
+        // the ATTACKER designated on them before the DEFENDER's Ambush Withdrawal is not
+        // made; one on them and others together is the players' against those left, its
+        // odds being other than designated.
+        let gone = attack
+            .defenders
+            .iter()
+            .filter(|d| self.declined.contains(*d))
+            .count();
+        if gone > 0 {
+            if gone < attack.defenders.len() {
+                self.partial = true;
                 events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
                     target: hex,
                     unit: None,
-                    rule: "A11.19".into(),
+                    rule: "A11.41".into(),
                     why: format!(
-                        "the {} CC attack by {} on a concealed unit in {hex} that made no CC attack of its own is not resolved by the engine: the players roll it (`roll DR CC`) and `adjudicate`, then record the Melee if both sides remain",
+                        "the {} CC attack by {} in {hex} was designated on units some of which withdrew by Ambush Withdrawal before any CC: against those left it is the players' to roll (`roll DR CC`) and `adjudicate`, then record the Melee if both sides remain",
                         game.side_name(side),
                         crate::listed(&attack.attackers)
                     ),
                 }));
-                continue;
             }
-            let assessed = assess(game, hex, attack, &withdrawing, true);
-            // Worked out whole only now that its concealed defenders are revealed, what the
-            // engine does not resolve in it is the players' (the words tell nothing hidden).
-            let mut assessed = match assessed {
-                Err(why) if on_concealed => {
-                    partial = true;
-                    events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
-                        target: hex,
-                        unit: None,
-                        rule: why.rule.clone(),
-                        why: why.to_string(),
-                    }));
-                    continue;
-                }
-                other => other?,
+            return Ok(());
+        }
+        // A11.19: an attack on a "?" that made no CC attack of its own is the players'.
+        // No Dummy is left under it (`dummies_in_close_combat`), but reading the attack on
+        // the CCT would show the enemy the defender's FP, and that a "?" in CC shows its
+        // Strength Factor rests on one source.
+        let on_concealed = attack.defenders.iter().any(|d| game.units[d].concealed);
+        if on_concealed && !attack.defenders.iter().all(|d| self.revealing.contains(d)) {
+            self.partial = true;
+            events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+                target: hex,
+                unit: None,
+                rule: "A11.19".into(),
+                why: format!(
+                    "the {} CC attack by {} on a concealed unit in {hex} that made no CC attack of its own is not resolved by the engine: the players roll it (`roll DR CC`) and `adjudicate`, then record the Melee if both sides remain",
+                    game.side_name(side),
+                    crate::listed(&attack.attackers)
+                ),
+            }));
+            return Ok(());
+        }
+        let assessed = assess(game, hex, attack, &self.withdrawing, true);
+        // Worked out whole only now that its concealed defenders are revealed, what the
+        // engine does not resolve in it is the players' (the words tell nothing hidden).
+        let mut assessed = match assessed {
+            Err(why) if on_concealed => {
+                self.partial = true;
+                events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+                    target: hex,
+                    unit: None,
+                    rule: why.rule.clone(),
+                    why: why.to_string(),
+                }));
+                return Ok(());
+            }
+            other => other?,
+        };
+        if let Some(a) = self.ambusher {
+            let (value, reason) = if a == side {
+                (-1, "Ambush")
+            } else {
+                (1, "ambushed")
             };
-            if let Some(a) = ambusher {
-                let (value, reason) = if a == side {
-                    (-1, "Ambush")
-                } else {
-                    (1, "ambushed")
-                };
-                assessed.drms.push(Modifier {
-                    value,
-                    reason: reason.into(),
-                    rule: "A11.4".into(),
-                });
-            }
-            // Rolled by the designation that resolves the CC: the roll names its side, as every
-            // roll names the side whose command made it (`record::export`); its words name
-            // whose attack it is.
-            let roll = roll_attack(by, game.side_name(side), hex, attack, &assessed, first_draw, dice)
-                .ok_or_else(|| {
-                    RuleViolation::new(
-                        "docs/dice.md",
-                        ViolationKind::NoDice,
-                        "no dice: offline, add a `dice` line with two faces per CC attack before the DEFENDER designates",
-                    )
-                })?;
-            first_draw += roll.dice.len() as u64;
-            let result = CcResult::of(assessed.column, roll.final_result);
-            let figures = format!(
-                "Final DR {} against Kill Number {} at {}",
-                roll.final_result,
-                assessed.column.kill_number(),
-                assessed.column
-            );
-            events.push(Event::DiceRolled(DiceRolled { roll }));
-            match result {
-                CcResult::Eliminated => {
-                    for d in &attack.defenders {
-                        if eliminated.insert(d.clone()) {
-                            events.push(Event::FireEffectApplied(FireEffectApplied {
-                                unit: d.clone(),
-                                outcome: Outcome::Eliminate,
-                                rule: "A11.11".into(),
-                                why: format!("`{d}` eliminated in CC: {figures}"),
-                            }));
-                        }
+            assessed.drms.push(Modifier {
+                value,
+                reason: reason.into(),
+                rule: "A11.4".into(),
+            });
+        }
+        // Rolled by the designation that resolves the CC: the roll names its side, as every
+        // roll names the side whose command made it (`record::export`); its words name
+        // whose attack it is.
+        let roll = roll_attack(by, game.side_name(side), hex, attack, &assessed, self.first_draw, dice)
+            .ok_or_else(|| {
+                RuleViolation::new(
+                    "docs/dice.md",
+                    ViolationKind::NoDice,
+                    "no dice: offline, add a `dice` line with two faces per CC attack before the DEFENDER designates",
+                )
+            })?;
+        self.first_draw += roll.dice.len() as u64;
+        let result = CcResult::of(assessed.column, roll.final_result);
+        let figures = format!(
+            "Final DR {} against Kill Number {} at {}",
+            roll.final_result,
+            assessed.column.kill_number(),
+            assessed.column
+        );
+        events.push(Event::DiceRolled(DiceRolled { roll }));
+        match result {
+            CcResult::Eliminated => {
+                for d in &attack.defenders {
+                    if self.eliminated.insert(d.clone()) {
+                        events.push(Event::FireEffectApplied(FireEffectApplied {
+                            unit: d.clone(),
+                            outcome: Outcome::Eliminate,
+                            rule: "A11.11".into(),
+                            why: format!("`{d}` eliminated in CC: {figures}"),
+                        }));
                     }
                 }
-                CcResult::PartialKill => match attack.defenders.as_slice() {
-                    // One unit attacked: it is the one reduced, by the one path Casualty
-                    // Reduction takes whatever calls for it (A7.302). Eliminated by another
-                    // attack of this simultaneous CC, it has nothing left to lose.
-                    [one] if !eliminated.contains(one) => {
+            }
+            CcResult::PartialKill => match attack.defenders.as_slice() {
+                // One unit attacked: it is the one reduced, by the one path Casualty
+                // Reduction takes whatever calls for it (A7.302). Eliminated by another
+                // attack of this simultaneous CC, it has nothing left to lose.
+                [one] if !self.eliminated.contains(one) => {
+                    let mut draws = morale::Draws {
+                        by,
+                        draw: &mut self.first_draw,
+                        dice: &mut *dice,
+                    };
+                    self.partial |= !reduce(
+                        game,
+                        &game.units[one],
+                        &format!("Partial Kill on `{one}` in CC ({figures})"),
+                        &mut draws,
+                        &mut self.eliminated,
+                        &mut self.changed,
+                        events,
+                    )?;
+                }
+                [_] => {}
+                many => {
+                    // Which of them is reduced is a Random Selection (A.9) among those
+                    // still there, by the one path it takes; every unit tied at the
+                    // highest dr is reduced (A11.11: one or more).
+                    let left: Vec<&Unit> = many
+                        .iter()
+                        .filter(|d| !self.eliminated.contains(*d))
+                        .map(|d| &game.units[d])
+                        .collect();
+                    let (drs, rolls) = morale::random_selection(
+                        by,
+                        &left,
+                        "a Partial Kill in CC",
+                        &mut self.first_draw,
+                        dice,
+                    )
+                    .map_err(|_| {
+                        RuleViolation::new(
+                            "docs/dice.md",
+                            ViolationKind::NoDice,
+                            "no dice: offline, add a `dice` line with a face per unit for the Random Selection of a Partial Kill in CC",
+                        )
+                    })?;
+                    events.extend(rolls);
+                    for one in morale::selected(&drs) {
                         let mut draws = morale::Draws {
                             by,
-                            draw: &mut first_draw,
+                            draw: &mut self.first_draw,
                             dice: &mut *dice,
                         };
-                        partial |= !reduce(
-                            game,
-                            &game.units[one],
-                            &format!("Partial Kill on `{one}` in CC ({figures})"),
+                        self.partial |= !reduce(
+                        game,
+                            &game.units[&one],
+                            &format!("Partial Kill on `{one}` in CC ({figures}), by Random Selection (A.9)"),
                             &mut draws,
-                            &mut eliminated,
-                            &mut changed,
-                            &mut events,
+                            &mut self.eliminated,
+                            &mut self.changed,
+                            events,
                         )?;
                     }
-                    [_] => {}
-                    many => {
-                        // Which of them is reduced is a Random Selection (A.9) among those
-                        // still there, by the one path it takes; every unit tied at the
-                        // highest dr is reduced (A11.11: one or more).
-                        let left: Vec<&Unit> = many
-                            .iter()
-                            .filter(|d| !eliminated.contains(*d))
-                            .map(|d| &game.units[d])
-                            .collect();
-                        let (drs, rolls) = morale::random_selection(
-                            by,
-                            &left,
-                            "a Partial Kill in CC",
-                            &mut first_draw,
-                            dice,
-                        )
-                        .map_err(|_| {
-                            RuleViolation::new(
-                                "docs/dice.md",
-                                ViolationKind::NoDice,
-                                "no dice: offline, add a `dice` line with a face per unit for the Random Selection of a Partial Kill in CC",
-                            )
-                        })?;
-                        events.extend(rolls);
-                        for one in morale::selected(&drs) {
-                            let mut draws = morale::Draws {
-                                by,
-                                draw: &mut first_draw,
-                                dice: &mut *dice,
-                            };
-                            partial |= !reduce(
-                            game,
-                                &game.units[&one],
-                                &format!("Partial Kill on `{one}` in CC ({figures}), by Random Selection (A.9)"),
-                                &mut draws,
-                                &mut eliminated,
-                                &mut changed,
-                                &mut events,
-                            )?;
-                        }
-                    }
-                },
-                CcResult::NoEffect => {}
+                }
+            },
+            CcResult::NoEffect => {}
+        }
+        Ok(())
+    }
+
+    /// The CC's end once every attack is resolved: the withdrawals of the units that came out
+    /// whole (A11.2) and, with both sides still there and nothing the players', the Melee
+    /// (A11.7). `units` are the Location's units as the CC began.
+    fn finish(
+        mut self,
+        game: &Game,
+        units: &[&Unit],
+        events: &mut Vec<Event>,
+    ) -> Result<(), RuleViolation> {
+        let hex = self.hex;
+        let attacker = game.attacker();
+        // A11.2: the units that attempted to withdraw and came out of the CC whole leave for the
+        // Location they named; one Casualty Reduced in it is the players' to place.
+        let mut withdrew: BTreeSet<UnitId> = BTreeSet::new();
+        for w in &self.withdrawals {
+            let reduced: Vec<&UnitId> = w
+                .units
+                .iter()
+                .filter(|u| self.changed.contains(*u))
+                .collect();
+            for id in &reduced {
+                self.partial = true;
+                events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+                    target: hex,
+                    unit: Some((*id).clone()),
+                    rule: "A11.2".into(),
+                    why: format!(
+                        "`{id}` was Casualty Reduced attempting to withdraw from the Melee in {hex}: whether it withdraws is not ruled by the engine; the players adjudicate it, then record the Melee if both sides remain"
+                    ),
+                }));
+            }
+            let whole: Vec<&Unit> = w
+                .units
+                .iter()
+                .filter(|u| !self.eliminated.contains(*u) && !self.changed.contains(*u))
+                .map(|u| &game.units[u])
+                .collect();
+            if whole.is_empty() {
+                continue;
+            }
+            let side = whole[0].side;
+            // Checked at its designation; with fewer units (a leader lost) its Difficult Terrain
+            // test is taken again, as an advance by those units alone would take it (A4.72).
+            let (cx, wa) = movement::withdrawal(game, side, &whole, w.to)?;
+            events.extend(wa);
+            events.push(Event::UnitsWithdrew(UnitsWithdrew {
+                units: whole.iter().map(|u| u.id.clone()).collect(),
+                from: hex,
+                to: w.to,
+                cx,
+            }));
+            withdrew.extend(whole.iter().map(|u| u.id.clone()));
+        }
+        // A leader eliminated in CC owes no Leader Loss check, nor does one broken in it: units
+        // in CC neither take nor cause them (A10.2, A11.141).
+        // A11.7: both sides still in the Location and nothing left to the players: Melee.
+        let remains = |side: Side| {
+            units.iter().any(|u| {
+                u.side == side && !self.eliminated.contains(&u.id) && !withdrew.contains(&u.id)
+            })
+        };
+        let both = remains(attacker) && remains(attacker.opponent());
+        if both {
+            // A broken unit held in Melee that did not withdraw: whether it had to attempt it
+            // (A11.16) and what else befalls it is not ruled by the engine, so the Melee is the
+            // players' to record.
+            for u in units.iter().filter(|u| {
+                u.morale == Morale::Broken
+                    && !self.eliminated.contains(&u.id)
+                    && !withdrew.contains(&u.id)
+            }) {
+                self.partial = true;
+                events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+                    target: hex,
+                    unit: Some(u.id.clone()),
+                    rule: "A11.16".into(),
+                    why: format!(
+                        "`{}` is broken and held in Melee, not withdrawn: whether it had to attempt a withdrawal (A11.2) or what else befalls it is the players' to adjudicate; then record the Melee",
+                        u.id
+                    ),
+                }));
             }
         }
-    }
-    // A11.2: the units that attempted to withdraw and came out of the CC whole leave for the
-    // Location they named; one Casualty Reduced in it is the players' to place.
-    let mut withdrew: BTreeSet<UnitId> = BTreeSet::new();
-    for w in pending_withdrawals.iter().chain(withdrawals) {
-        let reduced: Vec<&UnitId> = w.units.iter().filter(|u| changed.contains(*u)).collect();
-        for id in &reduced {
-            partial = true;
-            events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
-                target: hex,
-                unit: Some((*id).clone()),
-                rule: "A11.2".into(),
-                why: format!(
-                    "`{id}` was Casualty Reduced attempting to withdraw from the Melee in {hex}: whether it withdraws is not ruled by the engine; the players adjudicate it, then record the Melee if both sides remain"
-                ),
-            }));
+        if !self.partial && both {
+            events.push(Event::MeleeRecorded(MeleeRecorded { hex }));
         }
-        let whole: Vec<&Unit> = w
-            .units
-            .iter()
-            .filter(|u| !eliminated.contains(*u) && !changed.contains(*u))
-            .map(|u| &game.units[u])
-            .collect();
-        if whole.is_empty() {
-            continue;
-        }
-        let side = whole[0].side;
-        // Checked at its designation; with fewer units (a leader lost) its Difficult Terrain
-        // test is taken again, as an advance by those units alone would take it (A4.72).
-        let (cx, wa) = movement::withdrawal(game, side, &whole, w.to)?;
-        events.extend(wa);
-        events.push(Event::UnitsWithdrew(UnitsWithdrew {
-            units: whole.iter().map(|u| u.id.clone()).collect(),
-            from: hex,
-            to: w.to,
-            cx,
-        }));
-        withdrew.extend(whole.iter().map(|u| u.id.clone()));
+        Ok(())
     }
-    // A leader eliminated in CC owes no Leader Loss check, nor does one broken in it: units
-    // in CC neither take nor cause them (A10.2, A11.141).
-    // A11.7: both sides still in the Location and nothing left to the players: Melee.
-    let remains = |side: Side| {
-        units
-            .iter()
-            .any(|u| u.side == side && !eliminated.contains(&u.id) && !withdrew.contains(&u.id))
-    };
-    let both = remains(attacker) && remains(attacker.opponent());
-    if both {
-        // A broken unit held in Melee that did not withdraw: whether it had to attempt it
-        // (A11.16) and what else befalls it is not ruled by the engine, so the Melee is the
-        // players' to record.
-        for u in units.iter().filter(|u| {
-            u.morale == Morale::Broken && !eliminated.contains(&u.id) && !withdrew.contains(&u.id)
-        }) {
-            partial = true;
-            events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
-                target: hex,
-                unit: Some(u.id.clone()),
-                rule: "A11.16".into(),
-                why: format!(
-                    "`{}` is broken and held in Melee, not withdrawn: whether it had to attempt a withdrawal (A11.2) or what else befalls it is the players' to adjudicate; then record the Melee",
-                    u.id
-                ),
-            }));
-        }
-    }
-    if !partial && both {
-        events.push(Event::MeleeRecorded(MeleeRecorded { hex }));
-    }
-    Ok(events)
 }
 
 /// What is left of an ambushed side's attack once the ambusher's attacks are resolved (A11.4):
