@@ -36,10 +36,10 @@ use game::event::Event;
 use game::event::{
     AmbushChecked, CloseCombatDesignated, ConcealmentLostInCloseCombat, DiceRolled,
     DummiesRemovedInCloseCombat, FireEffectApplied, FireEffectLeftToPlayers, HiddenUnitPlaced,
-    MeleeRecorded, UnitsWithdrew,
+    InfiltrationChosen, InfiltrationOffered, MeleeRecorded, UnitsWithdrew,
 };
 use game::phase::Phase;
-use game::{Game, Unit};
+use game::{CcInfiltration, Game, Unit};
 use std::collections::BTreeSet;
 use table::{CcColumn, CcResult};
 
@@ -591,7 +591,7 @@ pub(super) fn decide_close_combat(
     if ambusher == Some(by) {
         sides.swap(0, 1);
     }
-    let mut resolution = Resolution {
+    let resolution = Resolution {
         hex,
         by,
         ambusher,
@@ -609,11 +609,131 @@ pub(super) fn decide_close_combat(
         revealing,
         eliminated: BTreeSet::new(),
         changed: BTreeSet::new(),
+        infiltrated: BTreeSet::new(),
         partial: false,
         first_draw: game.dice_drawn,
+        chance: None,
     };
-    while resolution.next_attack(game, dice, &mut events)? {}
-    resolution.finish(game, &units, &mut events)?;
+    resolution.run(game, &units, dice, &mut events)?;
+    Ok(events)
+}
+
+/// The refusal of any command but the asked side's answer while a CC waits on Infiltration
+/// (A11.22): whose move it is, and how to answer.
+pub(super) fn refuse_while_infiltrating(game: &Game, chance: &CcInfiltration) -> RuleViolation {
+    let hex = chance.hex;
+    RuleViolation::with(
+        "A11.22",
+        ViolationKind::WrongSide,
+        pieces![
+            format!(
+                "an Original CC DR of {} stopped the Close Combat in {hex}: the {} answers first whether ",
+                chance.original,
+                game.side_name(chance.side)
+            ),
+            Piece::units(&chance.units),
+            format!(" infiltrate out of it (`cc {hex} infiltrate UNITS to HEX`, or `cc {hex} infiltrate none`); play goes on once it answers")
+        ],
+    )
+}
+
+/// `Infiltrate`: the asked side's answer to the chance of Infiltration in the CC Location of
+/// `hex` (A11.22). The units named, each among those the chance offers, leave the CC at once
+/// for the Location named, through the withdrawal's one entry (`movement::withdrawal`, A11.21:
+/// ADJACENT, one an advance could enter, no Known enemy unit there, A4.72's CX), unattacked:
+/// the attacks left that they were to make or to receive are not made (no withdrawal DRM,
+/// A11.2's exception). An attack left on them and on units staying is the players', its
+/// odds not being those designated; one they were to make with others is made by those
+/// staying, its odds figured anew ([LDR]'s A11 comprehensive EX). None named declines. The
+/// resolution then goes on from where it stopped, with the dice drawn now.
+pub(super) fn decide_infiltrate(
+    game: &Game,
+    by: Side,
+    hex: Hex,
+    withdrawals: &[CcWithdrawal],
+    dice: &mut dyn DiceSource,
+) -> Result<Vec<Event>, RuleViolation> {
+    let Some(chance) = game.cc_infiltration.as_ref() else {
+        return Err(RuleViolation::new(
+            "A11.22",
+            ViolationKind::UnitState,
+            format!("no Close Combat waits on Infiltration in {hex}: a unit may infiltrate only at once after an Original CC DR of 2 or 12"),
+        ));
+    };
+    if chance.hex != hex {
+        return Err(refuse_while_infiltrating(game, chance));
+    }
+    if chance.side != by {
+        return Err(refuse_while_infiltrating(game, chance));
+    }
+    let named: Vec<UnitId> = withdrawals.iter().flat_map(|w| w.units.clone()).collect();
+    crate::check_named_once(
+        &named,
+        "A11.22",
+        " among the infiltrating units; a unit infiltrates once",
+    )?;
+    let mut events = vec![Event::InfiltrationChosen(InfiltrationChosen {
+        by,
+        hex,
+        withdrawals: withdrawals.to_vec(),
+    })];
+    let mut infiltrated: BTreeSet<UnitId> = BTreeSet::new();
+    for w in withdrawals {
+        if w.units.is_empty() {
+            return Err(RuleViolation::new(
+                "A11.22",
+                ViolationKind::UnknownUnit,
+                "an Infiltration names the units that infiltrate and the hex they withdraw to",
+            ));
+        }
+        let mut stack = vec![];
+        for id in &w.units {
+            let unit = super::own_unit(game, by, id)?;
+            if !chance.units.contains(id) {
+                let why = if unit.hex == hex {
+                    format!(
+                        " may not infiltrate: after an Original CC DR of {} only {} may, those not eliminated or pinned",
+                        chance.original,
+                        if chance.original == 2 {
+                            "the units that rolled it"
+                        } else {
+                            "the units it attacked"
+                        }
+                    )
+                } else {
+                    format!(" is not in the Close Combat in {hex}")
+                };
+                return Err(RuleViolation::with(
+                    "A11.22",
+                    ViolationKind::UnitState,
+                    pieces![Piece::unit(id), why],
+                ));
+            }
+            stack.push(unit);
+        }
+        let (cx, wa) = movement::withdrawal(game, by, &stack, w.to)?;
+        events.extend(wa);
+        events.push(Event::UnitsWithdrew(UnitsWithdrew {
+            units: w.units.clone(),
+            from: hex,
+            to: w.to,
+            cx,
+        }));
+        infiltrated.extend(w.units.iter().cloned());
+    }
+    // The position the CC is read from: its units as they were before it (A11.1), but those
+    // that left by Infiltration, which are where they went.
+    let mut view = game.clone();
+    view.cc_infiltration = None;
+    for unit in &chance.before {
+        if !infiltrated.contains(&unit.id) && !chance.infiltrated.contains(&unit.id) {
+            view.units.insert(unit.id.clone(), unit.clone());
+        }
+    }
+    let mut resolution = Resolution::resumed(chance, game.dice_drawn);
+    resolution.infiltrate(&infiltrated, &mut events);
+    let units = location_units(&view, hex)?;
+    resolution.run(&view, &units, dice, &mut events)?;
     Ok(events)
 }
 
@@ -640,9 +760,13 @@ struct Resolution {
     /// Units whose Casualty Reduction left their CC FP for the players to enter (a squad's
     /// half-squad, a wounded leader): in a sequential CC they cannot attack as designated.
     changed: BTreeSet<UnitId>,
+    /// Units that infiltrated out of the CC (A11.22).
+    infiltrated: BTreeSet<UnitId>,
     /// Something in the CC is the players' to adjudicate: they record the Melee.
     partial: bool,
     first_draw: u64,
+    /// The chance of Infiltration the last attack gave (`infiltration`), until it is asked.
+    chance: Option<(Side, Vec<UnitId>, u8)>,
 }
 
 impl Resolution {
@@ -778,6 +902,7 @@ impl Resolution {
                 )
             })?;
         self.first_draw += roll.dice.len() as u64;
+        let original: u8 = roll.dice.iter().sum();
         let result = CcResult::of(assessed.column, roll.final_result);
         let figures = format!(
             "Final DR {} against Kill Number {} at {}",
@@ -864,7 +989,153 @@ impl Resolution {
             },
             CcResult::NoEffect => {}
         }
+        self.chance = self.infiltration(game, side, attack, original);
         Ok(())
+    }
+
+    /// A11.22: after an Original CC DR of 2, the units that rolled it, and after one of 12,
+    /// the units it attacked, may infiltrate out of the CC at once: those still there, not
+    /// eliminated (by this attack or one rolled before it) nor pinned (a pinned unit does not
+    /// withdraw, A11.2). The side owning them, and they, if any is free to.
+    fn infiltration(
+        &self,
+        game: &Game,
+        side: Side,
+        attack: &CcAttack,
+        original: u8,
+    ) -> Option<(Side, Vec<UnitId>, u8)> {
+        let (owner, candidates) = match original {
+            2 => (side, &attack.attackers),
+            12 => (side.opponent(), &attack.defenders),
+            _ => return None,
+        };
+        let free: Vec<UnitId> = candidates
+            .iter()
+            .filter(|id| {
+                !self.eliminated.contains(*id)
+                    && !self.changed.contains(*id)
+                    && !self.infiltrated.contains(*id)
+                    && !game.units[*id].pinned
+            })
+            .cloned()
+            .collect();
+        (!free.is_empty()).then_some((owner, free, original))
+    }
+
+    /// Rolls the attacks left one by one, until none is left (then the CC's end, `finish`) or
+    /// one gives a chance of Infiltration (A11.22): then the resolution stops, kept in the game
+    /// with the question (`InfiltrationOffered`), and goes on once its side answers
+    /// (`decide_infiltrate`). `game` shows the Location's units as they were before the CC.
+    fn run(
+        mut self,
+        game: &Game,
+        units: &[&Unit],
+        dice: &mut dyn DiceSource,
+        events: &mut Vec<Event>,
+    ) -> Result<(), RuleViolation> {
+        while self.next_attack(game, dice, events)? {
+            if let Some((side, free, original)) = self.chance.take() {
+                let kept = self.kept(game, side, free, original);
+                events.push(Event::InfiltrationOffered(InfiltrationOffered { chance: kept }));
+                return Ok(());
+            }
+        }
+        self.finish(game, units, events)
+    }
+
+    /// The resolution as the game keeps it while its side is asked (`CcInfiltration`), with the
+    /// units its results changed so far as they were before the CC.
+    fn kept(self, game: &Game, side: Side, units: Vec<UnitId>, original: u8) -> CcInfiltration {
+        let before = self
+            .eliminated
+            .iter()
+            .chain(&self.changed)
+            .chain(&self.revealing)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .filter_map(|id| game.units.get(id).cloned())
+            .collect();
+        CcInfiltration {
+            hex: self.hex,
+            side,
+            units,
+            original,
+            by: self.by,
+            ambusher: self.ambusher,
+            left: self.left.into_iter().collect(),
+            withdrawals: self.withdrawals,
+            withdrawing: self.withdrawing,
+            declined: self.declined,
+            revealing: self.revealing,
+            eliminated: self.eliminated,
+            changed: self.changed,
+            infiltrated: self.infiltrated,
+            partial: self.partial,
+            before,
+        }
+    }
+
+    /// Takes the units that infiltrated out of what is left of the CC (A11.22): they make no
+    /// attack and withdraw no more (they are gone), and no attack left is made on them; an
+    /// attack on them and on units staying is the players' against those left.
+    fn infiltrate(&mut self, gone: &BTreeSet<UnitId>, events: &mut Vec<Event>) {
+        if gone.is_empty() {
+            return;
+        }
+        self.infiltrated.extend(gone.iter().cloned());
+        for w in &mut self.withdrawals {
+            w.units.retain(|u| !gone.contains(u));
+        }
+        self.withdrawals.retain(|w| !w.units.is_empty());
+        self.withdrawing.retain(|u| !gone.contains(u));
+        let hex = self.hex;
+        let mut left = std::collections::VecDeque::new();
+        for (side, mut attack) in std::mem::take(&mut self.left) {
+            attack.attackers.retain(|u| !gone.contains(u));
+            if attack.attackers.is_empty() {
+                continue;
+            }
+            let on = attack.defenders.iter().filter(|d| gone.contains(*d)).count();
+            if on == attack.defenders.len() {
+                continue;
+            }
+            if on > 0 {
+                self.partial = true;
+                events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+                    target: hex,
+                    unit: None,
+                    rule: "A11.22".into(),
+                    why: format!(
+                        "the CC attack by {} in {hex} was designated on units some of which infiltrated out of the Close Combat before it was made: against those left it is the players' to roll (`roll DR CC`) and `adjudicate`, then record the Melee if both sides remain",
+                        crate::listed(&attack.attackers)
+                    ),
+                }));
+                continue;
+            }
+            left.push_back((side, attack));
+        }
+        self.left = left;
+    }
+
+    /// The resolution kept in `chance`, to go on from where it stopped (`decide_infiltrate`).
+    fn resumed(chance: &CcInfiltration, first_draw: u64) -> Resolution {
+        let chance = chance.clone();
+        Resolution {
+            hex: chance.hex,
+            by: chance.by,
+            ambusher: chance.ambusher,
+            left: chance.left.into_iter().collect(),
+            withdrawals: chance.withdrawals,
+            withdrawing: chance.withdrawing,
+            declined: chance.declined,
+            revealing: chance.revealing,
+            eliminated: chance.eliminated,
+            changed: chance.changed,
+            infiltrated: chance.infiltrated,
+            partial: chance.partial,
+            first_draw,
+            chance: None,
+        }
     }
 
     /// The CC's end once every attack is resolved: the withdrawals of the units that came out
@@ -925,7 +1196,10 @@ impl Resolution {
         // A11.7: both sides still in the Location and nothing left to the players: Melee.
         let remains = |side: Side| {
             units.iter().any(|u| {
-                u.side == side && !self.eliminated.contains(&u.id) && !withdrew.contains(&u.id)
+                u.side == side
+                    && !self.eliminated.contains(&u.id)
+                    && !withdrew.contains(&u.id)
+                    && !self.infiltrated.contains(&u.id)
             })
         };
         let both = remains(attacker) && remains(attacker.opponent());
@@ -937,6 +1211,7 @@ impl Resolution {
                 u.morale == Morale::Broken
                     && !self.eliminated.contains(&u.id)
                     && !withdrew.contains(&u.id)
+                    && !self.infiltrated.contains(&u.id)
             }) {
                 self.partial = true;
                 events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
