@@ -2242,7 +2242,8 @@ impl<'a> Meaning<'a> {
             || !dropped_to_withdraw.is_empty()
             || !recovery_attempts.is_empty()
             || !transferred.is_empty()
-            || !weapon_lies.is_empty() || cc_infiltration.is_some();
+            || !weapon_lies.is_empty()
+            || cc_infiltration.is_some();
         Meaning {
             scenario,
             clock,
@@ -2311,7 +2312,8 @@ impl<'a> Meaning<'a> {
                     || !dropped_to_withdraw.is_empty()
                     || !recovery_attempts.is_empty()
                     || !transferred.is_empty()
-                    || !weapon_lies.is_empty() || cc_infiltration.is_some(),
+                    || !weapon_lies.is_empty()
+                    || cc_infiltration.is_some(),
             ),
             bypassed_concealed: Trailing::new(
                 bypassed_concealed,
@@ -2319,12 +2321,16 @@ impl<'a> Meaning<'a> {
                 !dropped_to_withdraw.is_empty()
                     || !recovery_attempts.is_empty()
                     || !transferred.is_empty()
-                    || !weapon_lies.is_empty() || cc_infiltration.is_some(),
+                    || !weapon_lies.is_empty()
+                    || cc_infiltration.is_some(),
             ),
             dropped_to_withdraw: Trailing::new(
                 dropped_to_withdraw,
                 dropped_to_withdraw.is_empty(),
-                !recovery_attempts.is_empty() || !transferred.is_empty() || !weapon_lies.is_empty() || cc_infiltration.is_some(),
+                !recovery_attempts.is_empty()
+                    || !transferred.is_empty()
+                    || !weapon_lies.is_empty()
+                    || cc_infiltration.is_some(),
             ),
             recovery_attempts: Trailing::new(
                 recovery_attempts,

@@ -642,10 +642,9 @@ pub(super) fn refuse_while_infiltrating(game: &Game, chance: &CcInfiltration) ->
 /// for the Location named, through the withdrawal's one entry (`movement::withdrawal`, A11.21:
 /// ADJACENT, one an advance could enter, no Known enemy unit there, A4.72's CX), unattacked:
 /// the attacks left that they were to make or to receive are not made (no withdrawal DRM,
-/// A11.2's exception). An attack left on them and on units staying is the players', its
-/// odds not being those designated; one they were to make with others is made by those
-/// staying, its odds figured anew ([LDR]'s A11 comprehensive EX). None named declines. The
-/// resolution then goes on from where it stopped, with the dice drawn now.
+/// A11.2's exception), and one they were to make or receive with units staying is the
+/// players' (`Resolution::infiltrate`). None named declines. The resolution then goes on from
+/// where it stopped, with the dice drawn now.
 pub(super) fn decide_infiltrate(
     game: &Game,
     by: Side,
@@ -1036,7 +1035,9 @@ impl Resolution {
         while self.next_attack(game, dice, events)? {
             if let Some((side, free, original)) = self.chance.take() {
                 let kept = self.kept(game, side, free, original);
-                events.push(Event::InfiltrationOffered(InfiltrationOffered { chance: kept }));
+                events.push(Event::InfiltrationOffered(InfiltrationOffered {
+                    chance: kept,
+                }));
                 return Ok(());
             }
         }
@@ -1076,8 +1077,10 @@ impl Resolution {
     }
 
     /// Takes the units that infiltrated out of what is left of the CC (A11.22): they make no
-    /// attack and withdraw no more (they are gone), and no attack left is made on them; an
-    /// attack on them and on units staying is the players' against those left.
+    /// attack and withdraw no more (they are gone), and no attack left is made on them. An
+    /// attack they were to make or receive with units staying is the players': its odds are
+    /// not those designated, and that those staying make it, figured anew, rests on one source
+    /// ([LDR]'s A11 comprehensive EX).
     fn infiltrate(&mut self, gone: &BTreeSet<UnitId>, events: &mut Vec<Event>) {
         if gone.is_empty() {
             return;
@@ -1090,23 +1093,28 @@ impl Resolution {
         self.withdrawing.retain(|u| !gone.contains(u));
         let hex = self.hex;
         let mut left = std::collections::VecDeque::new();
-        for (side, mut attack) in std::mem::take(&mut self.left) {
-            attack.attackers.retain(|u| !gone.contains(u));
-            if attack.attackers.is_empty() {
+        for (side, attack) in std::mem::take(&mut self.left) {
+            let by = attack
+                .attackers
+                .iter()
+                .filter(|a| gone.contains(*a))
+                .count();
+            let on = attack
+                .defenders
+                .iter()
+                .filter(|d| gone.contains(*d))
+                .count();
+            if by == attack.attackers.len() || on == attack.defenders.len() {
                 continue;
             }
-            let on = attack.defenders.iter().filter(|d| gone.contains(*d)).count();
-            if on == attack.defenders.len() {
-                continue;
-            }
-            if on > 0 {
+            if by > 0 || on > 0 {
                 self.partial = true;
                 events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
                     target: hex,
                     unit: None,
                     rule: "A11.22".into(),
                     why: format!(
-                        "the CC attack by {} in {hex} was designated on units some of which infiltrated out of the Close Combat before it was made: against those left it is the players' to roll (`roll DR CC`) and `adjudicate`, then record the Melee if both sides remain",
+                        "the CC attack by {} in {hex} was designated with units that infiltrated out of the Close Combat before it was made: by or on those left its odds are not those designated, and it is the players' to roll (`roll DR CC`) and `adjudicate`, then record the Melee if both sides remain",
                         crate::listed(&attack.attackers)
                     ),
                 }));

@@ -13,9 +13,9 @@ use board::hex::Hex;
 use board::scenario::{Scenario, Side, UnitId};
 use game::phase::Clock;
 use game::{
-    CcInfiltration, CopyOnWrite, DeclaredAttack, FiredAttack, Game, Lies, LocationMf, MovementRecord, Residual,
-    SetupTurn, SewerDesignation, TunnelState, UndoTrail, Unit, Units, Viewer, WaChallenge,
-    WaChance, WaHipWindow, Weapon,
+    CcInfiltration, CopyOnWrite, DeclaredAttack, FiredAttack, Game, Lies, LocationMf,
+    MovementRecord, Residual, SetupTurn, SewerDesignation, TunnelState, UndoTrail, Unit, Units,
+    Viewer, WaChallenge, WaChance, WaHipWindow, Weapon,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};

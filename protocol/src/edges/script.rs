@@ -735,7 +735,11 @@ fn parse_close_combat(scenario: &Scenario, args: &[String]) -> Result<Command, L
 
 /// `cc HEX infiltrate UNITS to HEX [and UNITS to HEX …]`, or `cc HEX infiltrate none`: the
 /// asked side's answer to a chance of Infiltration (A11.22).
-fn parse_infiltration(scenario: &Scenario, hex: Hex, rest: &[String]) -> Result<Command, LineError> {
+fn parse_infiltration(
+    scenario: &Scenario,
+    hex: Hex,
+    rest: &[String],
+) -> Result<Command, LineError> {
     const USAGE: &str = "`cc HEX infiltrate` takes the infiltrating units, `to` and the adjacent hex, groups joined by `and`; or `none` to decline: cc H6 infiltrate 467a to H7; cc H6 infiltrate none";
     if rest.len() == 1 && rest[0] == "none" {
         return Ok(Command::Infiltrate {
