@@ -1404,7 +1404,7 @@ concealed = true
             |_| None
         )
     );
-    assert!(told.starts_with("A11.2 NotModelled"), "{told}");
+    assert!(told.starts_with("A11.21 NotModelled"), "{told}");
     step(&mut game, Side::A, withdraw("3C2"));
     step(
         &mut game,
