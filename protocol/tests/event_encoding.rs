@@ -484,6 +484,14 @@ enum OldEvent {
         to: Hex,
         mf: MfAccount,
     },
+    InfiltrationOffered {
+        chance: protocol::game::CcInfiltration,
+    },
+    InfiltrationChosen {
+        by: Side,
+        hex: Hex,
+        withdrawals: Vec<protocol::game::command::CcWithdrawal>,
+    },
 }
 
 /// The same event in the old enum's shape.
@@ -1054,6 +1062,18 @@ fn old(event: Event) -> OldEvent {
             to,
             mf,
         },
+        Event::InfiltrationOffered(InfiltrationOffered { chance }) => {
+            OldEvent::InfiltrationOffered { chance }
+        }
+        Event::InfiltrationChosen(InfiltrationChosen {
+            by,
+            hex,
+            withdrawals,
+        }) => OldEvent::InfiltrationChosen {
+            by,
+            hex,
+            withdrawals,
+        },
     }
 }
 
@@ -1154,6 +1174,8 @@ const TAGS: &[&str] = &[
     "WeaponTransferred",
     "FpfNmcTaken",
     "LeaderRouted",
+    "InfiltrationOffered",
+    "InfiltrationChosen",
 ];
 
 fn tag(event: &Event) -> String {

@@ -1404,7 +1404,7 @@ concealed = true
             |_| None
         )
     );
-    assert!(told.starts_with("A11.2 NotModelled"), "{told}");
+    assert!(told.starts_with("A11.21 NotModelled"), "{told}");
     step(&mut game, Side::A, withdraw("3C2"));
     step(
         &mut game,
@@ -1833,6 +1833,104 @@ fn a_question_mark_attacking_nobody_in_a_melee_tells_the_enemy_nothing_of_what_i
         "Russian",
         russian_side_of_melee_with("kind = \"squad\"\nratings = \"4-6-7\""),
         russian_side_of_melee_with(OTHER_SQUAD),
+    );
+}
+
+/// The German's side of a Melee in 3C3 where g1's Original 2 on the Known r1 stops the CC for
+/// Infiltration (A11.22) while the Russian "?" rq (`under`) beside r1 makes no attack and g2's
+/// attack on it is left to roll: the CC kept for the German's answer names that attack, and so
+/// the "?", only by the alias he knows it by; he declines, and the attack on the "?" is the
+/// players' (A11.19). His stream and projection, the question's included.
+fn german_infiltration_beside(under: &str) -> (Vec<Viewed>, Game, Vec<String>) {
+    let german = Viewer::Side(Side::A);
+    let unit = |id: &str, side: &str, body: &str| {
+        format!(
+            "[[units]]\nid = \"{id}\"\nside = \"{side}\"\n{body}\nhex = \"3C3\"\n{}\n",
+            if id.ends_with('q') {
+                "concealed = true"
+            } else {
+                ""
+            }
+        )
+    };
+    let toml = format!(
+        r#"
+name = "A11.22: Infiltration beside a ?"
+turns = 1
+first = "german"
+sides = [
+    {{ id = "german", name = "German" }},
+    {{ id = "russian", name = "Russian" }},
+]
+
+[[area]]
+from = "3A1"
+to = "3E6"
+terrain = "open_ground"
+
+{}
+{}
+{}
+{}"#,
+        unit("g1", "german", SQUAD_467),
+        unit("g2", "german", SQUAD_467),
+        unit("r1", "russian", SQUAD),
+        unit("rq", "russian", under)
+    );
+    let scenario = Scenario::from_toml(&toml).unwrap();
+    let mut game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
+    while game.clock.phase() != protocol::phase::Phase::CloseCombat {
+        let side = game.acting();
+        play(&mut game, side, Command::Done);
+    }
+    let alias = game.aliases["rq"].clone();
+    let mut seen = vec![];
+    let designation = Command::CloseCombat {
+        hex: hex("3C3"),
+        attacks: vec![
+            protocol::command::CcAttack {
+                attackers: vec!["g1".into()],
+                defenders: vec!["r1".into()],
+            },
+            protocol::command::CcAttack {
+                attackers: vec!["g2".into()],
+                defenders: vec![alias],
+            },
+        ],
+        withdrawals: vec![],
+        no_ambush: false,
+    };
+    step_seen(&mut game, Side::A, designation, &[], german, &mut seen);
+    step_seen(&mut game, Side::B, cc(&[], &[]), &[1, 1], german, &mut seen);
+    let asked = game
+        .cc_infiltration
+        .clone()
+        .expect("g1's Original 2 asks the German");
+    assert_eq!(asked.units, vec!["g1".to_string()]);
+    let question = game.project(german);
+    let told = format!("{:?}", question.cc_infiltration);
+    assert!(!told.contains("\"rq\""), "{told}");
+    step_seen(&mut game, Side::A, Command::Done, &[], german, &mut seen);
+    assert!(
+        game.cc_infiltration.is_none(),
+        "the German's `done` declined"
+    );
+    assert!(
+        seen.iter().any(|v| matches!(
+            &v.event,
+            Event::FireEffectLeftToPlayers(f) if f.rule == "A11.19"
+        )),
+        "the attack on the \"?\" is the players'"
+    );
+    (seen, game.project(german), vec![told])
+}
+
+#[test]
+fn a_question_mark_beside_an_infiltration_tells_the_enemy_nothing_of_what_it_hides() {
+    alike(
+        "German",
+        german_infiltration_beside(SQUAD),
+        german_infiltration_beside(OTHER_SQUAD),
     );
 }
 

@@ -418,6 +418,18 @@ fn finishing_commands(game: &Game) -> Vec<(Side, Command)> {
     for hex in protocol::rules::close_combat::locations(game) {
         out.push((acting, Command::Melee { hex }));
     }
+    // A CC stopped for Infiltration waits on the side it asks (A11.22): its decline, or its
+    // `done`, answers.
+    if let Some(c) = &game.cc_infiltration {
+        out.push((
+            c.side,
+            Command::Infiltrate {
+                hex: c.hex,
+                withdrawals: vec![],
+            },
+        ));
+        out.push((c.side, Command::Done));
+    }
     for hex in game.movement.cc_designated.keys() {
         out.push((
             game.attacker().opponent(),

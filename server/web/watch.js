@@ -1940,6 +1940,8 @@
     if (state.wa_chance) return state.wa_chance.side;
     if (state.wa_hip_window) return state.wa_hip_window.side;
     if (state.wa_challenge) return state.wa_challenge.side;
+    // A Close Combat stopped for Infiltration waits on the side it asks (A11.22).
+    if (state.cc_infiltration) return state.cc_infiltration.side;
     if (state.setup) return state.setup.side;
     // The ATTACKER's CC designation waits for the DEFENDER's (A11.12).
     if (Object.keys(state.movement.cc_designated || {}).length) return other(moment(state).attacker);
@@ -2640,6 +2642,21 @@
         });
       } else {
         found.push({ text: `Waiting for the ${sideName(state, c.side)} to show a real WA holder or forfeit (B9.324).` });
+      }
+    }
+    if (state.cc_infiltration && !state.over) {
+      // An Original CC DR of 2 or 12 stopped a Close Combat (A11.22): its side says whether
+      // the units it names leave at once, unattacked. The page declines; infiltrating to a
+      // hex is the CLI's `cc HEX infiltrate UNITS to HEX`.
+      const c = state.cc_infiltration;
+      if (c.side === me) {
+        found.push({
+          yours: true,
+          text: `An Original CC DR of ${c.original} in ${c.hex}: ${ids(c.units)} may infiltrate out of the Close Combat at once, unattacked (A11.22; \`cc ${c.hex} infiltrate UNITS to HEX\` on the CLI), or decline; the Close Combat goes on after your answer.`,
+          answers: [["Decline Infiltration", { infiltrate: { hex: c.hex, withdrawals: [] } }]],
+        });
+      } else {
+        found.push({ text: `An Original CC DR of ${c.original} in ${c.hex}: waiting for the ${sideName(state, c.side)} to say whether ${ids(c.units)} infiltrate out of the Close Combat (A11.22).` });
       }
     }
     if (state.attack && !state.over) {

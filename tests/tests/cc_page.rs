@@ -285,7 +285,7 @@ async fn a_close_combat_designated_by_both_players_and_resolved_by_the_rules() {
         resolved.starts_with("Close Combat in 55G6: 747a vs 467b: "),
         "{resolved}"
     );
-    settle(&mut browser, players).await;
+    decline_infiltrations(&mut browser, players).await;
 
     // Both records show the CC rolls, read on the CC Table (A11.11): both attacks when there
     // was no Ambush; with one, the ambusher's, which came first and may have left the other

@@ -521,7 +521,7 @@ async fn play_to_close_combat(save: &Path, boards: &Path, fire: Fire) {
         resolved.starts_with(&format!("Close Combat in {to}: {stander} vs {mover}: ")),
         "{name}: {resolved}"
     );
-    settle(&mut browser, players).await;
+    decline_infiltrations(&mut browser, players).await;
     for tab in players {
         browser
             .wait_for(

@@ -124,6 +124,14 @@ pub fn awaited(game: &Game) -> String {
             hexes.join(", ")
         );
     }
+    if let Some(chance) = &game.cc_infiltration {
+        let hex = chance.hex;
+        return format!(
+            "the {side}: whether {} infiltrate out of the Close Combat in {hex} after the Original CC DR of {} (`cc {hex} infiltrate UNITS to HEX` or `cc {hex} infiltrate none`, A11.22)",
+            chance.units.join(", "),
+            chance.original
+        );
+    }
     if let Some(hex) = game.movement.cc_designated.keys().next() {
         return format!(
             "the {side}: its Close Combat attacks in {hex}, after the ATTACKER's (`cc {hex} …` or `cc {hex} none`, A11.12)"

@@ -224,6 +224,13 @@ pub enum Command {
         to: Hex,
         morale: Option<u8>,
     },
+    /// Answer the chance of Infiltration in the CC Location of `hex` (A11.22): the units of
+    /// `withdrawals` infiltrate out of the Close Combat to the Locations named, or none do
+    /// (empty: declined), and its resolution goes on. Last among the variants, as above.
+    Infiltrate {
+        hex: Hex,
+        withdrawals: Vec<CcWithdrawal>,
+    },
 }
 
 impl Command {
@@ -268,6 +275,16 @@ impl Command {
                     })
                     .collect(),
                 no_ambush,
+            },
+            Command::Infiltrate { hex, withdrawals } => Command::Infiltrate {
+                hex,
+                withdrawals: withdrawals
+                    .into_iter()
+                    .map(|CcWithdrawal { units, to }| CcWithdrawal {
+                        units: all(units),
+                        to,
+                    })
+                    .collect(),
             },
             Command::Bypass { units, hex, along } => Command::Bypass {
                 units: all(units),

@@ -611,6 +611,63 @@ pub struct WaChallenge {
     pub how: crate::event::WaClaim,
 }
 
+/// A Location's Close Combat stopped half-resolved by an Original CC DR of 2 or 12 (A11.22):
+/// `side` may have `units` infiltrate out of it (withdraw at once, unattacked) or decline, and
+/// the resolution then goes on from what is kept here. The rest is the resolution as it stood
+/// (`rules::close_combat`): each attack is read from the position before the CC, so the
+/// units its results changed are kept as they were then (`before`). Every unit named here is
+/// one both sides see, but the defenders of an attack left on a "?", named by the alias each
+/// viewer knows (`view::rename_unit`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CcInfiltration {
+    pub hex: Hex,
+    /// The side asked: the units that may infiltrate are its own.
+    pub side: Side,
+    pub units: Vec<UnitId>,
+    /// The Original CC DR that gave the chance: 2 (the units that rolled it) or 12 (the
+    /// units it attacked).
+    pub original: u8,
+    /// The side whose designation resolves the CC: every roll names it.
+    pub by: Side,
+    /// The side that ambushed the other there (A11.4), if one did.
+    pub ambusher: Option<Side>,
+    /// The attacks not rolled yet, each with its side, first to roll first.
+    pub left: Vec<(Side, crate::command::CcAttack)>,
+    /// Both sides' withdrawals from Melee (A11.2), still to be made.
+    pub withdrawals: Vec<crate::command::CcWithdrawal>,
+    pub withdrawing: BTreeSet<UnitId>,
+    /// Units that declined the CC by Ambush Withdrawal (A11.41).
+    pub declined: BTreeSet<UnitId>,
+    /// Units revealed by their own CC attack (A11.19).
+    pub revealing: BTreeSet<UnitId>,
+    pub eliminated: BTreeSet<UnitId>,
+    /// Units Casualty Reduced so far.
+    pub changed: BTreeSet<UnitId>,
+    /// Units that infiltrated out of the CC so far.
+    pub infiltrated: BTreeSet<UnitId>,
+    /// Something in the CC is the players' to adjudicate: they record the Melee.
+    pub partial: bool,
+    /// The units the CC changed so far, as they were before it.
+    pub before: Vec<Unit>,
+}
+
+impl CcInfiltration {
+    /// The unit ids it names that may be a "?" (the defenders of an attack left on one), with
+    /// the rest of its lists, to rename one (`view::rename_unit`). Its sets name only units
+    /// both sides see: revealed by their attack, attacked by a roll, or withdrawing in the
+    /// open.
+    pub fn ids_mut(&mut self) -> impl Iterator<Item = &mut UnitId> {
+        self.units
+            .iter_mut()
+            .chain(
+                self.left
+                    .iter_mut()
+                    .flat_map(|(_, a)| a.attackers.iter_mut().chain(a.defenders.iter_mut())),
+            )
+            .chain(self.withdrawals.iter_mut().flat_map(|w| w.units.iter_mut()))
+    }
+}
+
 /// The moment B9.324 gives a HIP unit's owner: enemy `claimants` moved adjacent and attempt to
 /// claim WA at moment `how`; `side` may place a hidden unit and claim first.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -1011,6 +1068,11 @@ pub struct Game {
     /// they go.
     #[serde(default)]
     pub weapon_lies: BTreeMap<String, Lies>,
+    /// A Close Combat stopped half-resolved for a side's Infiltration (A11.22): play waits on
+    /// that side's answer. Both sides see it, as they saw the rolls that stopped it. Last, so
+    /// positions encoded before it was added still read as far as they go.
+    #[serde(default)]
+    pub cc_infiltration: Option<CcInfiltration>,
     /// Each viewer's projection of the scenario, made once for the game and its copies
     /// ([`ScenarioViews`]). Not part of the state: no encoding, hash or comparison sees it.
     #[serde(skip)]
@@ -1282,6 +1344,7 @@ impl Game {
             attack: None,
             sewer_designation: None,
             wa_challenge: None,
+            cc_infiltration: None,
             wa_hip_window: None,
             wa_shown: BTreeSet::new(),
             tunnels,
@@ -1603,6 +1666,7 @@ impl Game {
             // for the same reason.
             location_mf: _,
             weapon_lies,
+            cc_infiltration,
             // Where the scenario's projections are kept; the one for this viewer is used below.
             scenario_views,
         } = self;
@@ -1766,6 +1830,9 @@ impl Game {
             fire_record: Vec::new(),
             location_mf: BTreeMap::new(),
             weapon_lies,
+            // Both sides saw the rolls that stopped the CC, and its units are ones both see
+            // (a "?" named by the alias each viewer knows, renamed below).
+            cc_infiltration: cc_infiltration.clone(),
             // A projection's scenario is projected already; its own projections are its own.
             scenario_views: ScenarioViews::default(),
             // Only the viewer's own side's (below).
@@ -2062,6 +2129,10 @@ struct Meaning<'a> {
     /// too.
     #[serde(skip_serializing_if = "Trailing::is_absent")]
     weapon_lies: Trailing<'a, BTreeMap<String, Lies>>,
+    /// `Game::cc_infiltration`, added after `weapon_lies` (A11.22), encoded only while a Close
+    /// Combat waits on a side's Infiltration; the sets before it are then encoded too.
+    #[serde(skip_serializing_if = "Trailing::is_absent")]
+    cc_infiltration: Trailing<'a, Option<CcInfiltration>>,
 }
 
 /// [`MovementRecord`] as it was when the hashes were pinned: its fields in their order, each
@@ -2174,6 +2245,7 @@ impl<'a> Meaning<'a> {
             fire_record,
             location_mf,
             weapon_lies,
+            cc_infiltration,
             // Not state: the scenario's projections, kept for reuse.
             scenario_views: _,
         } = game;
@@ -2200,7 +2272,8 @@ impl<'a> Meaning<'a> {
             || !dropped_to_withdraw.is_empty()
             || !recovery_attempts.is_empty()
             || !transferred.is_empty()
-            || !weapon_lies.is_empty();
+            || !weapon_lies.is_empty()
+            || cc_infiltration.is_some();
         Meaning {
             scenario,
             clock,
@@ -2269,7 +2342,8 @@ impl<'a> Meaning<'a> {
                     || !dropped_to_withdraw.is_empty()
                     || !recovery_attempts.is_empty()
                     || !transferred.is_empty()
-                    || !weapon_lies.is_empty(),
+                    || !weapon_lies.is_empty()
+                    || cc_infiltration.is_some(),
             ),
             bypassed_concealed: Trailing::new(
                 bypassed_concealed,
@@ -2277,24 +2351,33 @@ impl<'a> Meaning<'a> {
                 !dropped_to_withdraw.is_empty()
                     || !recovery_attempts.is_empty()
                     || !transferred.is_empty()
-                    || !weapon_lies.is_empty(),
+                    || !weapon_lies.is_empty()
+                    || cc_infiltration.is_some(),
             ),
             dropped_to_withdraw: Trailing::new(
                 dropped_to_withdraw,
                 dropped_to_withdraw.is_empty(),
-                !recovery_attempts.is_empty() || !transferred.is_empty() || !weapon_lies.is_empty(),
+                !recovery_attempts.is_empty()
+                    || !transferred.is_empty()
+                    || !weapon_lies.is_empty()
+                    || cc_infiltration.is_some(),
             ),
             recovery_attempts: Trailing::new(
                 recovery_attempts,
                 recovery_attempts.is_empty(),
-                !transferred.is_empty() || !weapon_lies.is_empty(),
+                !transferred.is_empty() || !weapon_lies.is_empty() || cc_infiltration.is_some(),
             ),
             transferred: Trailing::new(
                 transferred,
                 transferred.is_empty(),
-                !weapon_lies.is_empty(),
+                !weapon_lies.is_empty() || cc_infiltration.is_some(),
             ),
-            weapon_lies: Trailing::new(weapon_lies, weapon_lies.is_empty(), false),
+            weapon_lies: Trailing::new(
+                weapon_lies,
+                weapon_lies.is_empty(),
+                cc_infiltration.is_some(),
+            ),
+            cc_infiltration: Trailing::new(cc_infiltration, cc_infiltration.is_none(), false),
         }
     }
 }

@@ -42,6 +42,10 @@ pub fn awaited(game: &Game) -> Option<Side> {
     if let Some(challenge) = &game.wa_challenge {
         return Some(challenge.side);
     }
+    // A CC stopped for Infiltration waits on the side it asks (A11.22).
+    if let Some(chance) = &game.cc_infiltration {
+        return Some(chance.side);
+    }
     // The ATTACKER's CC designation waits for the DEFENDER's (A11.12).
     if !game.movement.cc_designated.is_empty() {
         return Some(game.attacker().opponent());

@@ -604,6 +604,9 @@ pub(super) fn rename_unit(game: &mut Game, from: &UnitId, to: &UnitId) {
     if let Some(d) = &mut game.sewer_designation {
         d.units.iter_mut().for_each(swap);
     }
+    if let Some(c) = &mut game.cc_infiltration {
+        c.ids_mut().for_each(swap);
+    }
 }
 
 /// Gives every unit that went under "?" an alias and takes it from every unit that came out:

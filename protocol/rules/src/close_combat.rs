@@ -36,10 +36,10 @@ use game::event::Event;
 use game::event::{
     AmbushChecked, CloseCombatDesignated, ConcealmentLostInCloseCombat, DiceRolled,
     DummiesRemovedInCloseCombat, FireEffectApplied, FireEffectLeftToPlayers, HiddenUnitPlaced,
-    MeleeRecorded, UnitsWithdrew,
+    InfiltrationChosen, InfiltrationOffered, MeleeRecorded, UnitsWithdrew,
 };
 use game::phase::Phase;
-use game::{Game, Unit};
+use game::{CcInfiltration, Game, Unit};
 use std::collections::BTreeSet;
 use table::{CcColumn, CcResult};
 
@@ -584,12 +584,6 @@ pub(super) fn decide_close_combat(
             },
         ));
     }
-    let mut first_draw = game.dice_drawn;
-    let mut eliminated: BTreeSet<UnitId> = BTreeSet::new();
-    // Units whose Casualty Reduction left their CC FP for the players to enter (a squad's
-    // half-squad, a wounded leader): in a sequential CC they cannot attack as designated.
-    let mut changed: BTreeSet<UnitId> = BTreeSet::new();
-    let mut partial = false;
     // A11.4: an Ambush makes the CC sequential, the ambusher's attacks first at -1 and the
     // other side's after, at +1, by its units still there; else it is simultaneous (A11.1).
     let ambusher = game.movement.ambush.get(&hex).copied();
@@ -597,271 +591,653 @@ pub(super) fn decide_close_combat(
     if ambusher == Some(by) {
         sides.swap(0, 1);
     }
-    for (side, list) in sides {
-        for attack in list {
-            let attack = match ambusher {
-                Some(a) if a != side => match survivors(attack, &eliminated, &changed) {
-                    Survivors::All => attack.clone(),
-                    Survivors::Some(left) => left,
-                    Survivors::None => continue,
-                    Survivors::Changed(id) => {
-                        partial = true;
-                        events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
-                                target: hex,
-                                unit: Some(id.clone()),
-                                rule: "A11.4".into(),
-                                why: format!(
-                                    "`{id}` was Casualty Reduced by the Ambush before its own CC attack: its FP is the players' to enter; roll the attack (`roll DR CC`) and `adjudicate`"
-                                ),
-                            }));
-                        continue;
-                    }
-                },
-                _ => attack.clone(),
-            };
-            let attack = &attack;
-            // A11.41: the ambushing side's units that withdrew left before any CC: an attack
-            // the ATTACKER designated on them before the DEFENDER's Ambush Withdrawal is not
-            // made; one on them and others together is the players' against those left, its
-            // odds being other than designated.
-            let gone = attack
-                .defenders
-                .iter()
-                .filter(|d| declined.contains(*d))
-                .count();
-            if gone > 0 {
-                if gone < attack.defenders.len() {
-                    partial = true;
-                    events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
-                        target: hex,
-                        unit: None,
-                        rule: "A11.41".into(),
-                        why: format!(
-                            "the {} CC attack by {} in {hex} was designated on units some of which withdrew by Ambush Withdrawal before any CC: against those left it is the players' to roll (`roll DR CC`) and `adjudicate`, then record the Melee if both sides remain",
-                            game.side_name(side),
-                            crate::listed(&attack.attackers)
-                        ),
-                    }));
-                }
-                continue;
+    let resolution = Resolution {
+        hex,
+        by,
+        ambusher,
+        left: sides
+            .iter()
+            .flat_map(|(side, list)| list.iter().map(move |a| (*side, a.clone())))
+            .collect(),
+        withdrawals: pending_withdrawals
+            .iter()
+            .chain(withdrawals)
+            .cloned()
+            .collect(),
+        withdrawing,
+        declined,
+        revealing,
+        eliminated: BTreeSet::new(),
+        changed: BTreeSet::new(),
+        infiltrated: BTreeSet::new(),
+        partial: false,
+        first_draw: game.dice_drawn,
+        chance: None,
+    };
+    resolution.run(game, &units, dice, &mut events)?;
+    Ok(events)
+}
+
+/// The refusal of any command but the asked side's answer while a CC waits on Infiltration
+/// (A11.22): whose move it is, and how to answer.
+pub(super) fn refuse_while_infiltrating(game: &Game, chance: &CcInfiltration) -> RuleViolation {
+    let hex = chance.hex;
+    RuleViolation::with(
+        "A11.22",
+        ViolationKind::WrongSide,
+        pieces![
+            format!(
+                "an Original CC DR of {} stopped the Close Combat in {hex}: the {} answers first whether ",
+                chance.original,
+                game.side_name(chance.side)
+            ),
+            Piece::units(&chance.units),
+            format!(" infiltrate out of it (`cc {hex} infiltrate UNITS to HEX`, or `cc {hex} infiltrate none`); play goes on once it answers")
+        ],
+    )
+}
+
+/// `Infiltrate`: the asked side's answer to the chance of Infiltration in the CC Location of
+/// `hex` (A11.22). The units named, each among those the chance offers, leave the CC at once
+/// for the Location named, through the withdrawal's one entry (`movement::withdrawal`, A11.21:
+/// ADJACENT, one an advance could enter, no Known enemy unit there, A4.72's CX), unattacked:
+/// the attacks left that they were to make or to receive are not made (no withdrawal DRM,
+/// A11.2's exception), and one they were to make or receive with units staying is the
+/// players' (`Resolution::infiltrate`). None named declines. The resolution then goes on from
+/// where it stopped, with the dice drawn now.
+pub(super) fn decide_infiltrate(
+    game: &Game,
+    by: Side,
+    hex: Hex,
+    withdrawals: &[CcWithdrawal],
+    dice: &mut dyn DiceSource,
+) -> Result<Vec<Event>, RuleViolation> {
+    let Some(chance) = game.cc_infiltration.as_ref() else {
+        return Err(RuleViolation::new(
+            "A11.22",
+            ViolationKind::UnitState,
+            format!("no Close Combat waits on Infiltration in {hex}: a unit may infiltrate only at once after an Original CC DR of 2 or 12"),
+        ));
+    };
+    if chance.hex != hex {
+        return Err(refuse_while_infiltrating(game, chance));
+    }
+    if chance.side != by {
+        return Err(refuse_while_infiltrating(game, chance));
+    }
+    let named: Vec<UnitId> = withdrawals.iter().flat_map(|w| w.units.clone()).collect();
+    crate::check_named_once(
+        &named,
+        "A11.22",
+        " among the infiltrating units; a unit infiltrates once",
+    )?;
+    let mut events = vec![Event::InfiltrationChosen(InfiltrationChosen {
+        by,
+        hex,
+        withdrawals: withdrawals.to_vec(),
+    })];
+    let mut infiltrated: BTreeSet<UnitId> = BTreeSet::new();
+    for w in withdrawals {
+        if w.units.is_empty() {
+            return Err(RuleViolation::new(
+                "A11.22",
+                ViolationKind::UnknownUnit,
+                "an Infiltration names the units that infiltrate and the hex they withdraw to",
+            ));
+        }
+        let mut stack = vec![];
+        for id in &w.units {
+            let unit = super::own_unit(game, by, id)?;
+            if !chance.units.contains(id) {
+                let why = if unit.hex == hex {
+                    format!(
+                        " may not infiltrate: after an Original CC DR of {} only {} may, those not eliminated or pinned",
+                        chance.original,
+                        if chance.original == 2 {
+                            "the units that rolled it"
+                        } else {
+                            "the units it attacked"
+                        }
+                    )
+                } else {
+                    format!(" is not in the Close Combat in {hex}")
+                };
+                return Err(RuleViolation::with(
+                    "A11.22",
+                    ViolationKind::UnitState,
+                    pieces![Piece::unit(id), why],
+                ));
             }
-            // A11.19: an attack on a "?" that made no CC attack of its own is the players'.
-            // No Dummy is left under it (`dummies_in_close_combat`), but reading the attack on
-            // the CCT would show the enemy the defender's FP, and that a "?" in CC shows its
-            // Strength Factor rests on one source.
-            let on_concealed = attack.defenders.iter().any(|d| game.units[d].concealed);
-            if on_concealed && !attack.defenders.iter().all(|d| revealing.contains(d)) {
-                partial = true;
+            stack.push(unit);
+        }
+        let (cx, wa) = movement::withdrawal(game, by, &stack, w.to)?;
+        events.extend(wa);
+        events.push(Event::UnitsWithdrew(UnitsWithdrew {
+            units: w.units.clone(),
+            from: hex,
+            to: w.to,
+            cx,
+        }));
+        infiltrated.extend(w.units.iter().cloned());
+    }
+    // The position the CC is read from: its units as they were before it (A11.1), but those
+    // that left by Infiltration, which are where they went.
+    let mut view = game.clone();
+    view.cc_infiltration = None;
+    for unit in &chance.before {
+        if !infiltrated.contains(&unit.id) && !chance.infiltrated.contains(&unit.id) {
+            view.units.insert(unit.id.clone(), unit.clone());
+        }
+    }
+    let mut resolution = Resolution::resumed(chance, game.dice_drawn);
+    resolution.infiltrate(&infiltrated, &mut events);
+    let units = location_units(&view, hex)?;
+    resolution.run(&view, &units, dice, &mut events)?;
+    Ok(events)
+}
+
+/// A Location's CC as it is being resolved (A11.11): the attacks still to roll, in the order
+/// the engine rolls them (the ATTACKER's first, or the ambusher's, A11.4), and what the rolls
+/// made so far did. Every attack is read from the position before any of its results, so a
+/// unit eliminated still attacks where the CC is simultaneous (A11.1).
+struct Resolution {
+    hex: Hex,
+    /// The side whose designation resolves the CC: every roll names it.
+    by: Side,
+    ambusher: Option<Side>,
+    /// The attacks not rolled yet, each with its side, first to roll first.
+    left: std::collections::VecDeque<(Side, CcAttack)>,
+    /// Both sides' withdrawals from Melee (A11.2), the ATTACKER's first.
+    withdrawals: Vec<CcWithdrawal>,
+    /// Units attempting a withdrawal: an attack on them has its own DRM (A11.2).
+    withdrawing: BTreeSet<UnitId>,
+    /// Units of the ambushing side that declined the CC by Ambush Withdrawal (A11.41).
+    declined: BTreeSet<UnitId>,
+    /// Units under "?" that make or direct a CC attack, revealed as the CC is resolved.
+    revealing: BTreeSet<UnitId>,
+    eliminated: BTreeSet<UnitId>,
+    /// Units whose Casualty Reduction left their CC FP for the players to enter (a squad's
+    /// half-squad, a wounded leader): in a sequential CC they cannot attack as designated.
+    changed: BTreeSet<UnitId>,
+    /// Units that infiltrated out of the CC (A11.22).
+    infiltrated: BTreeSet<UnitId>,
+    /// Something in the CC is the players' to adjudicate: they record the Melee.
+    partial: bool,
+    first_draw: u64,
+    /// The chance of Infiltration the last attack gave (`infiltration`), until it is asked.
+    chance: Option<(Side, Vec<UnitId>, u8)>,
+}
+
+impl Resolution {
+    /// Takes the next attack left and resolves it; `false` when none is left.
+    fn next_attack(
+        &mut self,
+        game: &Game,
+        dice: &mut dyn DiceSource,
+        events: &mut Vec<Event>,
+    ) -> Result<bool, RuleViolation> {
+        let Some((side, attack)) = self.left.pop_front() else {
+            return Ok(false);
+        };
+        self.resolve_attack(game, side, &attack, dice, events)?;
+        Ok(true)
+    }
+
+    /// Resolves one CC attack of `side` (A11.11): its DR through the dice, read on the CCT,
+    /// its result as events; or nothing, where it is not made (its attackers gone, its
+    /// defenders withdrawn) or is the players'.
+    fn resolve_attack(
+        &mut self,
+        game: &Game,
+        side: Side,
+        attack: &CcAttack,
+        dice: &mut dyn DiceSource,
+        events: &mut Vec<Event>,
+    ) -> Result<(), RuleViolation> {
+        let hex = self.hex;
+        let by = self.by;
+        let attack = match self.ambusher {
+            Some(a) if a != side => match survivors(attack, &self.eliminated, &self.changed) {
+                Survivors::All => attack.clone(),
+                Survivors::Some(left) => left,
+                Survivors::None => return Ok(()),
+                Survivors::Changed(id) => {
+                    self.partial = true;
+                    events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+                            target: hex,
+                            unit: Some(id.clone()),
+                            rule: "A11.4".into(),
+                            why: format!(
+                                "`{id}` was Casualty Reduced by the Ambush before its own CC attack: its FP is the players' to enter; roll the attack (`roll DR CC`) and `adjudicate`"
+                            ),
+                        }));
+                    return Ok(());
+                }
+            },
+            _ => attack.clone(),
+        };
+        let attack = &attack;
+        // A11.41: the ambushing side's units that withdrew left before any CC: an attack
+        // the ATTACKER designated on them before the DEFENDER's Ambush Withdrawal is not
+        // made; one on them and others together is the players' against those left, its
+        // odds being other than designated.
+        let gone = attack
+            .defenders
+            .iter()
+            .filter(|d| self.declined.contains(*d))
+            .count();
+        if gone > 0 {
+            if gone < attack.defenders.len() {
+                self.partial = true;
                 events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
                     target: hex,
                     unit: None,
-                    rule: "A11.19".into(),
+                    rule: "A11.41".into(),
                     why: format!(
-                        "the {} CC attack by {} on a concealed unit in {hex} that made no CC attack of its own is not resolved by the engine: the players roll it (`roll DR CC`) and `adjudicate`, then record the Melee if both sides remain",
+                        "the {} CC attack by {} in {hex} was designated on units some of which withdrew by Ambush Withdrawal before any CC: against those left it is the players' to roll (`roll DR CC`) and `adjudicate`, then record the Melee if both sides remain",
                         game.side_name(side),
+                        crate::listed(&attack.attackers)
+                    ),
+                }));
+            }
+            return Ok(());
+        }
+        // A11.19: an attack on a "?" that made no CC attack of its own is the players'.
+        // No Dummy is left under it (`dummies_in_close_combat`), but reading the attack on
+        // the CCT would show the enemy the defender's FP, and that a "?" in CC shows its
+        // Strength Factor rests on one source.
+        let on_concealed = attack.defenders.iter().any(|d| game.units[d].concealed);
+        if on_concealed && !attack.defenders.iter().all(|d| self.revealing.contains(d)) {
+            self.partial = true;
+            events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+                target: hex,
+                unit: None,
+                rule: "A11.19".into(),
+                why: format!(
+                    "the {} CC attack by {} on a concealed unit in {hex} that made no CC attack of its own is not resolved by the engine: the players roll it (`roll DR CC`) and `adjudicate`, then record the Melee if both sides remain",
+                    game.side_name(side),
+                    crate::listed(&attack.attackers)
+                ),
+            }));
+            return Ok(());
+        }
+        let assessed = assess(game, hex, attack, &self.withdrawing, true);
+        // Worked out whole only now that its concealed defenders are revealed, what the
+        // engine does not resolve in it is the players' (the words tell nothing hidden).
+        let mut assessed = match assessed {
+            Err(why) if on_concealed => {
+                self.partial = true;
+                events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+                    target: hex,
+                    unit: None,
+                    rule: why.rule.clone(),
+                    why: why.to_string(),
+                }));
+                return Ok(());
+            }
+            other => other?,
+        };
+        if let Some(a) = self.ambusher {
+            let (value, reason) = if a == side {
+                (-1, "Ambush")
+            } else {
+                (1, "ambushed")
+            };
+            assessed.drms.push(Modifier {
+                value,
+                reason: reason.into(),
+                rule: "A11.4".into(),
+            });
+        }
+        // Rolled by the designation that resolves the CC: the roll names its side, as every
+        // roll names the side whose command made it (`record::export`); its words name
+        // whose attack it is.
+        let roll = roll_attack(by, game.side_name(side), hex, attack, &assessed, self.first_draw, dice)
+            .ok_or_else(|| {
+                RuleViolation::new(
+                    "docs/dice.md",
+                    ViolationKind::NoDice,
+                    "no dice: offline, add a `dice` line with two faces per CC attack before the DEFENDER designates",
+                )
+            })?;
+        self.first_draw += roll.dice.len() as u64;
+        let original: u8 = roll.dice.iter().sum();
+        let result = CcResult::of(assessed.column, roll.final_result);
+        let figures = format!(
+            "Final DR {} against Kill Number {} at {}",
+            roll.final_result,
+            assessed.column.kill_number(),
+            assessed.column
+        );
+        events.push(Event::DiceRolled(DiceRolled { roll }));
+        match result {
+            CcResult::Eliminated => {
+                for d in &attack.defenders {
+                    if self.eliminated.insert(d.clone()) {
+                        events.push(Event::FireEffectApplied(FireEffectApplied {
+                            unit: d.clone(),
+                            outcome: Outcome::Eliminate,
+                            rule: "A11.11".into(),
+                            why: format!("`{d}` eliminated in CC: {figures}"),
+                        }));
+                    }
+                }
+            }
+            CcResult::PartialKill => match attack.defenders.as_slice() {
+                // One unit attacked: it is the one reduced, by the one path Casualty
+                // Reduction takes whatever calls for it (A7.302). Eliminated by another
+                // attack of this simultaneous CC, it has nothing left to lose.
+                [one] if !self.eliminated.contains(one) => {
+                    let mut draws = morale::Draws {
+                        by,
+                        draw: &mut self.first_draw,
+                        dice: &mut *dice,
+                    };
+                    self.partial |= !reduce(
+                        game,
+                        &game.units[one],
+                        &format!("Partial Kill on `{one}` in CC ({figures})"),
+                        &mut draws,
+                        &mut self.eliminated,
+                        &mut self.changed,
+                        events,
+                    )?;
+                }
+                [_] => {}
+                many => {
+                    // Which of them is reduced is a Random Selection (A.9) among those
+                    // still there, by the one path it takes; every unit tied at the
+                    // highest dr is reduced (A11.11: one or more).
+                    let left: Vec<&Unit> = many
+                        .iter()
+                        .filter(|d| !self.eliminated.contains(*d))
+                        .map(|d| &game.units[d])
+                        .collect();
+                    let (drs, rolls) = morale::random_selection(
+                        by,
+                        &left,
+                        "a Partial Kill in CC",
+                        &mut self.first_draw,
+                        dice,
+                    )
+                    .map_err(|_| {
+                        RuleViolation::new(
+                            "docs/dice.md",
+                            ViolationKind::NoDice,
+                            "no dice: offline, add a `dice` line with a face per unit for the Random Selection of a Partial Kill in CC",
+                        )
+                    })?;
+                    events.extend(rolls);
+                    for one in morale::selected(&drs) {
+                        let mut draws = morale::Draws {
+                            by,
+                            draw: &mut self.first_draw,
+                            dice: &mut *dice,
+                        };
+                        self.partial |= !reduce(
+                        game,
+                            &game.units[&one],
+                            &format!("Partial Kill on `{one}` in CC ({figures}), by Random Selection (A.9)"),
+                            &mut draws,
+                            &mut self.eliminated,
+                            &mut self.changed,
+                            events,
+                        )?;
+                    }
+                }
+            },
+            CcResult::NoEffect => {}
+        }
+        self.chance = self.infiltration(game, side, attack, original);
+        Ok(())
+    }
+
+    /// A11.22: after an Original CC DR of 2, the units that rolled it, and after one of 12,
+    /// the units it attacked, may infiltrate out of the CC at once: those still there, not
+    /// eliminated (by this attack or one rolled before it) nor pinned (a pinned unit does not
+    /// withdraw, A11.2). The side owning them, and they, if any is free to.
+    fn infiltration(
+        &self,
+        game: &Game,
+        side: Side,
+        attack: &CcAttack,
+        original: u8,
+    ) -> Option<(Side, Vec<UnitId>, u8)> {
+        let (owner, candidates) = match original {
+            2 => (side, &attack.attackers),
+            12 => (side.opponent(), &attack.defenders),
+            _ => return None,
+        };
+        let free: Vec<UnitId> = candidates
+            .iter()
+            .filter(|id| {
+                !self.eliminated.contains(*id)
+                    && !self.changed.contains(*id)
+                    && !self.infiltrated.contains(*id)
+                    && !game.units[*id].pinned
+            })
+            .cloned()
+            .collect();
+        (!free.is_empty()).then_some((owner, free, original))
+    }
+
+    /// Rolls the attacks left one by one, until none is left (then the CC's end, `finish`) or
+    /// one gives a chance of Infiltration (A11.22): then the resolution stops, kept in the game
+    /// with the question (`InfiltrationOffered`), and goes on once its side answers
+    /// (`decide_infiltrate`). `game` shows the Location's units as they were before the CC.
+    fn run(
+        mut self,
+        game: &Game,
+        units: &[&Unit],
+        dice: &mut dyn DiceSource,
+        events: &mut Vec<Event>,
+    ) -> Result<(), RuleViolation> {
+        while self.next_attack(game, dice, events)? {
+            if let Some((side, free, original)) = self.chance.take() {
+                let kept = self.kept(game, side, free, original);
+                events.push(Event::InfiltrationOffered(InfiltrationOffered {
+                    chance: kept,
+                }));
+                return Ok(());
+            }
+        }
+        self.finish(game, units, events)
+    }
+
+    /// The resolution as the game keeps it while its side is asked (`CcInfiltration`), with the
+    /// units its results changed so far as they were before the CC.
+    fn kept(self, game: &Game, side: Side, units: Vec<UnitId>, original: u8) -> CcInfiltration {
+        let before = self
+            .eliminated
+            .iter()
+            .chain(&self.changed)
+            .chain(&self.revealing)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .filter_map(|id| game.units.get(id).cloned())
+            .collect();
+        CcInfiltration {
+            hex: self.hex,
+            side,
+            units,
+            original,
+            by: self.by,
+            ambusher: self.ambusher,
+            left: self.left.into_iter().collect(),
+            withdrawals: self.withdrawals,
+            withdrawing: self.withdrawing,
+            declined: self.declined,
+            revealing: self.revealing,
+            eliminated: self.eliminated,
+            changed: self.changed,
+            infiltrated: self.infiltrated,
+            partial: self.partial,
+            before,
+        }
+    }
+
+    /// Takes the units that infiltrated out of what is left of the CC (A11.22): they make no
+    /// attack and withdraw no more (they are gone), and no attack left is made on them. An
+    /// attack they were to make or receive with units staying is the players': its odds are
+    /// not those designated, and that those staying make it, figured anew, rests on one source
+    /// ([LDR]'s A11 comprehensive EX).
+    fn infiltrate(&mut self, gone: &BTreeSet<UnitId>, events: &mut Vec<Event>) {
+        if gone.is_empty() {
+            return;
+        }
+        self.infiltrated.extend(gone.iter().cloned());
+        for w in &mut self.withdrawals {
+            w.units.retain(|u| !gone.contains(u));
+        }
+        self.withdrawals.retain(|w| !w.units.is_empty());
+        self.withdrawing.retain(|u| !gone.contains(u));
+        let hex = self.hex;
+        let mut left = std::collections::VecDeque::new();
+        for (side, attack) in std::mem::take(&mut self.left) {
+            let by = attack
+                .attackers
+                .iter()
+                .filter(|a| gone.contains(*a))
+                .count();
+            let on = attack
+                .defenders
+                .iter()
+                .filter(|d| gone.contains(*d))
+                .count();
+            if by == attack.attackers.len() || on == attack.defenders.len() {
+                continue;
+            }
+            if by > 0 || on > 0 {
+                self.partial = true;
+                events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+                    target: hex,
+                    unit: None,
+                    rule: "A11.22".into(),
+                    why: format!(
+                        "the CC attack by {} in {hex} was designated with units that infiltrated out of the Close Combat before it was made: by or on those left its odds are not those designated, and it is the players' to roll (`roll DR CC`) and `adjudicate`, then record the Melee if both sides remain",
                         crate::listed(&attack.attackers)
                     ),
                 }));
                 continue;
             }
-            let assessed = assess(game, hex, attack, &withdrawing, true);
-            // Worked out whole only now that its concealed defenders are revealed, what the
-            // engine does not resolve in it is the players' (the words tell nothing hidden).
-            let mut assessed = match assessed {
-                Err(why) if on_concealed => {
-                    partial = true;
-                    events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
-                        target: hex,
-                        unit: None,
-                        rule: why.rule.clone(),
-                        why: why.to_string(),
-                    }));
-                    continue;
-                }
-                other => other?,
-            };
-            if let Some(a) = ambusher {
-                let (value, reason) = if a == side {
-                    (-1, "Ambush")
-                } else {
-                    (1, "ambushed")
-                };
-                assessed.drms.push(Modifier {
-                    value,
-                    reason: reason.into(),
-                    rule: "A11.4".into(),
-                });
+            left.push_back((side, attack));
+        }
+        self.left = left;
+    }
+
+    /// The resolution kept in `chance`, to go on from where it stopped (`decide_infiltrate`).
+    fn resumed(chance: &CcInfiltration, first_draw: u64) -> Resolution {
+        let chance = chance.clone();
+        Resolution {
+            hex: chance.hex,
+            by: chance.by,
+            ambusher: chance.ambusher,
+            left: chance.left.into_iter().collect(),
+            withdrawals: chance.withdrawals,
+            withdrawing: chance.withdrawing,
+            declined: chance.declined,
+            revealing: chance.revealing,
+            eliminated: chance.eliminated,
+            changed: chance.changed,
+            infiltrated: chance.infiltrated,
+            partial: chance.partial,
+            first_draw,
+            chance: None,
+        }
+    }
+
+    /// The CC's end once every attack is resolved: the withdrawals of the units that came out
+    /// whole (A11.2) and, with both sides still there and nothing the players', the Melee
+    /// (A11.7). `units` are the Location's units as the CC began.
+    fn finish(
+        mut self,
+        game: &Game,
+        units: &[&Unit],
+        events: &mut Vec<Event>,
+    ) -> Result<(), RuleViolation> {
+        let hex = self.hex;
+        let attacker = game.attacker();
+        // A11.2: the units that attempted to withdraw and came out of the CC whole leave for the
+        // Location they named; one Casualty Reduced in it is the players' to place.
+        let mut withdrew: BTreeSet<UnitId> = BTreeSet::new();
+        for w in &self.withdrawals {
+            let reduced: Vec<&UnitId> = w
+                .units
+                .iter()
+                .filter(|u| self.changed.contains(*u))
+                .collect();
+            for id in &reduced {
+                self.partial = true;
+                events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+                    target: hex,
+                    unit: Some((*id).clone()),
+                    rule: "A11.2".into(),
+                    why: format!(
+                        "`{id}` was Casualty Reduced attempting to withdraw from the Melee in {hex}: whether it withdraws is not ruled by the engine; the players adjudicate it, then record the Melee if both sides remain"
+                    ),
+                }));
             }
-            // Rolled by the designation that resolves the CC: the roll names its side, as every
-            // roll names the side whose command made it (`record::export`); its words name
-            // whose attack it is.
-            let roll = roll_attack(by, game.side_name(side), hex, attack, &assessed, first_draw, dice)
-                .ok_or_else(|| {
-                    RuleViolation::new(
-                        "docs/dice.md",
-                        ViolationKind::NoDice,
-                        "no dice: offline, add a `dice` line with two faces per CC attack before the DEFENDER designates",
-                    )
-                })?;
-            first_draw += roll.dice.len() as u64;
-            let result = CcResult::of(assessed.column, roll.final_result);
-            let figures = format!(
-                "Final DR {} against Kill Number {} at {}",
-                roll.final_result,
-                assessed.column.kill_number(),
-                assessed.column
-            );
-            events.push(Event::DiceRolled(DiceRolled { roll }));
-            match result {
-                CcResult::Eliminated => {
-                    for d in &attack.defenders {
-                        if eliminated.insert(d.clone()) {
-                            events.push(Event::FireEffectApplied(FireEffectApplied {
-                                unit: d.clone(),
-                                outcome: Outcome::Eliminate,
-                                rule: "A11.11".into(),
-                                why: format!("`{d}` eliminated in CC: {figures}"),
-                            }));
-                        }
-                    }
-                }
-                CcResult::PartialKill => match attack.defenders.as_slice() {
-                    // One unit attacked: it is the one reduced, by the one path Casualty
-                    // Reduction takes whatever calls for it (A7.302). Eliminated by another
-                    // attack of this simultaneous CC, it has nothing left to lose.
-                    [one] if !eliminated.contains(one) => {
-                        let mut draws = morale::Draws {
-                            by,
-                            draw: &mut first_draw,
-                            dice: &mut *dice,
-                        };
-                        partial |= !reduce(
-                            game,
-                            &game.units[one],
-                            &format!("Partial Kill on `{one}` in CC ({figures})"),
-                            &mut draws,
-                            &mut eliminated,
-                            &mut changed,
-                            &mut events,
-                        )?;
-                    }
-                    [_] => {}
-                    many => {
-                        // Which of them is reduced is a Random Selection (A.9) among those
-                        // still there, by the one path it takes; every unit tied at the
-                        // highest dr is reduced (A11.11: one or more).
-                        let left: Vec<&Unit> = many
-                            .iter()
-                            .filter(|d| !eliminated.contains(*d))
-                            .map(|d| &game.units[d])
-                            .collect();
-                        let (drs, rolls) = morale::random_selection(
-                            by,
-                            &left,
-                            "a Partial Kill in CC",
-                            &mut first_draw,
-                            dice,
-                        )
-                        .map_err(|_| {
-                            RuleViolation::new(
-                                "docs/dice.md",
-                                ViolationKind::NoDice,
-                                "no dice: offline, add a `dice` line with a face per unit for the Random Selection of a Partial Kill in CC",
-                            )
-                        })?;
-                        events.extend(rolls);
-                        for one in morale::selected(&drs) {
-                            let mut draws = morale::Draws {
-                                by,
-                                draw: &mut first_draw,
-                                dice: &mut *dice,
-                            };
-                            partial |= !reduce(
-                            game,
-                                &game.units[&one],
-                                &format!("Partial Kill on `{one}` in CC ({figures}), by Random Selection (A.9)"),
-                                &mut draws,
-                                &mut eliminated,
-                                &mut changed,
-                                &mut events,
-                            )?;
-                        }
-                    }
-                },
-                CcResult::NoEffect => {}
+            let whole: Vec<&Unit> = w
+                .units
+                .iter()
+                .filter(|u| !self.eliminated.contains(*u) && !self.changed.contains(*u))
+                .map(|u| &game.units[u])
+                .collect();
+            if whole.is_empty() {
+                continue;
+            }
+            let side = whole[0].side;
+            // Checked at its designation; with fewer units (a leader lost) its Difficult Terrain
+            // test is taken again, as an advance by those units alone would take it (A4.72).
+            let (cx, wa) = movement::withdrawal(game, side, &whole, w.to)?;
+            events.extend(wa);
+            events.push(Event::UnitsWithdrew(UnitsWithdrew {
+                units: whole.iter().map(|u| u.id.clone()).collect(),
+                from: hex,
+                to: w.to,
+                cx,
+            }));
+            withdrew.extend(whole.iter().map(|u| u.id.clone()));
+        }
+        // A leader eliminated in CC owes no Leader Loss check, nor does one broken in it: units
+        // in CC neither take nor cause them (A10.2, A11.141).
+        // A11.7: both sides still in the Location and nothing left to the players: Melee.
+        let remains = |side: Side| {
+            units.iter().any(|u| {
+                u.side == side
+                    && !self.eliminated.contains(&u.id)
+                    && !withdrew.contains(&u.id)
+                    && !self.infiltrated.contains(&u.id)
+            })
+        };
+        let both = remains(attacker) && remains(attacker.opponent());
+        if both {
+            // A broken unit held in Melee that did not withdraw: whether it had to attempt it
+            // (A11.16) and what else befalls it is not ruled by the engine, so the Melee is the
+            // players' to record.
+            for u in units.iter().filter(|u| {
+                u.morale == Morale::Broken
+                    && !self.eliminated.contains(&u.id)
+                    && !withdrew.contains(&u.id)
+                    && !self.infiltrated.contains(&u.id)
+            }) {
+                self.partial = true;
+                events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+                    target: hex,
+                    unit: Some(u.id.clone()),
+                    rule: "A11.16".into(),
+                    why: format!(
+                        "`{}` is broken and held in Melee, not withdrawn: whether it had to attempt a withdrawal (A11.2) or what else befalls it is the players' to adjudicate; then record the Melee",
+                        u.id
+                    ),
+                }));
             }
         }
-    }
-    // A11.2: the units that attempted to withdraw and came out of the CC whole leave for the
-    // Location they named; one Casualty Reduced in it is the players' to place.
-    let mut withdrew: BTreeSet<UnitId> = BTreeSet::new();
-    for w in pending_withdrawals.iter().chain(withdrawals) {
-        let reduced: Vec<&UnitId> = w.units.iter().filter(|u| changed.contains(*u)).collect();
-        for id in &reduced {
-            partial = true;
-            events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
-                target: hex,
-                unit: Some((*id).clone()),
-                rule: "A11.2".into(),
-                why: format!(
-                    "`{id}` was Casualty Reduced attempting to withdraw from the Melee in {hex}: whether it withdraws is not ruled by the engine; the players adjudicate it, then record the Melee if both sides remain"
-                ),
-            }));
+        if !self.partial && both {
+            events.push(Event::MeleeRecorded(MeleeRecorded { hex }));
         }
-        let whole: Vec<&Unit> = w
-            .units
-            .iter()
-            .filter(|u| !eliminated.contains(*u) && !changed.contains(*u))
-            .map(|u| &game.units[u])
-            .collect();
-        if whole.is_empty() {
-            continue;
-        }
-        let side = whole[0].side;
-        // Checked at its designation; with fewer units (a leader lost) its Difficult Terrain
-        // test is taken again, as an advance by those units alone would take it (A4.72).
-        let (cx, wa) = movement::withdrawal(game, side, &whole, w.to)?;
-        events.extend(wa);
-        events.push(Event::UnitsWithdrew(UnitsWithdrew {
-            units: whole.iter().map(|u| u.id.clone()).collect(),
-            from: hex,
-            to: w.to,
-            cx,
-        }));
-        withdrew.extend(whole.iter().map(|u| u.id.clone()));
+        Ok(())
     }
-    // A leader eliminated in CC owes no Leader Loss check, nor does one broken in it: units
-    // in CC neither take nor cause them (A10.2, A11.141).
-    // A11.7: both sides still in the Location and nothing left to the players: Melee.
-    let remains = |side: Side| {
-        units
-            .iter()
-            .any(|u| u.side == side && !eliminated.contains(&u.id) && !withdrew.contains(&u.id))
-    };
-    let both = remains(attacker) && remains(attacker.opponent());
-    if both {
-        // A broken unit held in Melee that did not withdraw: whether it had to attempt it
-        // (A11.16) and what else befalls it is not ruled by the engine, so the Melee is the
-        // players' to record.
-        for u in units.iter().filter(|u| {
-            u.morale == Morale::Broken && !eliminated.contains(&u.id) && !withdrew.contains(&u.id)
-        }) {
-            partial = true;
-            events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
-                target: hex,
-                unit: Some(u.id.clone()),
-                rule: "A11.16".into(),
-                why: format!(
-                    "`{}` is broken and held in Melee, not withdrawn: whether it had to attempt a withdrawal (A11.2) or what else befalls it is the players' to adjudicate; then record the Melee",
-                    u.id
-                ),
-            }));
-        }
-    }
-    if !partial && both {
-        events.push(Event::MeleeRecorded(MeleeRecorded { hex }));
-    }
-    Ok(events)
 }
 
 /// What is left of an ambushed side's attack once the ambusher's attacks are resolved (A11.4):

@@ -48,6 +48,14 @@ pub fn moving_on(game: &Game) -> (Side, Command) {
         let units = challenge.holders.clone();
         return (challenge.side, Command::ForfeitWallAdvantage { units });
     }
+    // A CC stopped for Infiltration waits on the side it asks (A11.22): declining answers it.
+    if let Some(chance) = &game.cc_infiltration {
+        let command = Command::Infiltrate {
+            hex: chance.hex,
+            withdrawals: vec![],
+        };
+        return (chance.side, command);
+    }
     // A CC designation waits for the DEFENDER's (A11.12): designating none answers it.
     if let Some(hex) = game.movement.cc_designated.keys().next() {
         let command = Command::CloseCombat {
@@ -319,6 +327,21 @@ fn decide_keeping(
             ));
         }
     }
+    // A11.22: a CC stopped for Infiltration waits on the side it asks; its `done` declines.
+    let declined;
+    let command = match &game.cc_infiltration {
+        Some(chance) if chance.side == by && *command == Command::Done => {
+            declined = Command::Infiltrate {
+                hex: chance.hex,
+                withdrawals: vec![],
+            };
+            &declined
+        }
+        Some(chance) if !(chance.side == by && matches!(command, Command::Infiltrate { .. })) => {
+            return Err(close_combat::refuse_while_infiltrating(game, chance));
+        }
+        _ => command,
+    };
     let ahead = match command {
         Command::Done => done::decide(game, by, dice, keep)?,
         _ => Ahead::with(game, keep, decide_events(game, by, command, dice)?),
@@ -354,6 +377,9 @@ fn decide_events(
             *no_ambush,
             dice,
         ),
+        Command::Infiltrate { hex, withdrawals } => {
+            close_combat::decide_infiltrate(game, by, *hex, withdrawals, dice)
+        }
         Command::Bypass { units, hex, along } => {
             movement::decide_bypass(game, by, units, *hex, along, dice)
         }
@@ -484,6 +510,16 @@ fn map_names(game: &Game, command: &Command) -> Option<Command> {
                 })
                 .collect(),
             no_ambush: *no_ambush,
+        },
+        Command::Infiltrate { hex, withdrawals } => Command::Infiltrate {
+            hex: c(hex),
+            withdrawals: withdrawals
+                .iter()
+                .map(|w| game::command::CcWithdrawal {
+                    units: w.units.clone(),
+                    to: c(&w.to),
+                })
+                .collect(),
         },
         Command::Bypass { units, hex, along } => Command::Bypass {
             units: units.clone(),

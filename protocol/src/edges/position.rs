@@ -13,9 +13,9 @@ use board::hex::Hex;
 use board::scenario::{Scenario, Side, UnitId};
 use game::phase::Clock;
 use game::{
-    CopyOnWrite, DeclaredAttack, FiredAttack, Game, Lies, LocationMf, MovementRecord, Residual,
-    SetupTurn, SewerDesignation, TunnelState, UndoTrail, Unit, Units, Viewer, WaChallenge,
-    WaChance, WaHipWindow, Weapon,
+    CcInfiltration, CopyOnWrite, DeclaredAttack, FiredAttack, Game, Lies, LocationMf,
+    MovementRecord, Residual, SetupTurn, SewerDesignation, TunnelState, UndoTrail, Unit, Units,
+    Viewer, WaChallenge, WaChance, WaHipWindow, Weapon,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -24,7 +24,7 @@ use std::sync::Arc;
 /// The format of [`Position`] this version writes and reads. A change to what a position
 /// carries, or to the order of its fields (bincode reads by order), takes a new number, so a
 /// client of another version says so instead of misreading the state.
-pub const POSITION_FORMAT: u32 = 9;
+pub const POSITION_FORMAT: u32 = 10;
 
 /// A game as one viewer is shown it. The fields past `format` are the rules' state the viewer
 /// may know, in the rules' own terms (units, weapons, the clock, the records and prompts of
@@ -84,6 +84,9 @@ pub struct Position {
     /// Where each unpossessed weapon off its hex's ground level lies (`Game::weapon_lies`,
     /// A4.43, A4.44); added in format 9, with `movement`'s `transferred` (A4.431).
     pub weapon_lies: BTreeMap<String, Lies>,
+    /// A Close Combat stopped half-resolved for a side's Infiltration (`Game::cc_infiltration`,
+    /// A11.22); added in format 10.
+    pub cc_infiltration: Option<CcInfiltration>,
     /// The names units under "?" go by, which only the whole game holds (a projection has
     /// none, so a viewer's position never carries this): `None` when there are none.
     pub names: Option<Names>,
@@ -161,6 +164,7 @@ impl From<Game> for Position {
             fire_record,
             location_mf,
             weapon_lies,
+            cc_infiltration,
             // The scenario's projections kept for reuse: derived, nobody's position.
             scenario_views: _,
         } = game;
@@ -204,6 +208,7 @@ impl From<Game> for Position {
             fire_record,
             location_mf,
             weapon_lies,
+            cc_infiltration,
             names,
         }
     }
@@ -247,6 +252,7 @@ impl Position {
             fire_record,
             location_mf,
             weapon_lies,
+            cc_infiltration,
             names,
         } = self;
         if format != POSITION_FORMAT {
@@ -304,6 +310,7 @@ impl Position {
             fire_record,
             location_mf,
             weapon_lies,
+            cc_infiltration,
             scenario_views: Default::default(),
         })
     }

@@ -683,6 +683,9 @@ fn parse_close_combat(scenario: &Scenario, args: &[String]) -> Result<Command, L
         return Err(USAGE.into());
     };
     let hex = resolve_hex(scenario, hex)?;
+    if rest.first().is_some_and(|w| w == "infiltrate") {
+        return parse_infiltration(scenario, hex, &rest[1..]);
+    }
     let (no_ambush, rest) = match rest.split_last() {
         Some((last, before)) if last == "no-ambush" => (true, before),
         _ => (false, rest),
@@ -728,6 +731,35 @@ fn parse_close_combat(scenario: &Scenario, args: &[String]) -> Result<Command, L
         withdrawals,
         no_ambush,
     })
+}
+
+/// `cc HEX infiltrate UNITS to HEX [and UNITS to HEX …]`, or `cc HEX infiltrate none`: the
+/// asked side's answer to a chance of Infiltration (A11.22).
+fn parse_infiltration(
+    scenario: &Scenario,
+    hex: Hex,
+    rest: &[String],
+) -> Result<Command, LineError> {
+    const USAGE: &str = "`cc HEX infiltrate` takes the infiltrating units, `to` and the adjacent hex, groups joined by `and`; or `none` to decline: cc H6 infiltrate 467a to H7; cc H6 infiltrate none";
+    if rest.len() == 1 && rest[0] == "none" {
+        return Ok(Command::Infiltrate {
+            hex,
+            withdrawals: vec![],
+        });
+    }
+    let mut withdrawals = vec![];
+    for part in rest.split(|w| w == "and") {
+        match part {
+            [units @ .., to_word, to] if !units.is_empty() && to_word == "to" => {
+                withdrawals.push(game::command::CcWithdrawal {
+                    units: units.to_vec(),
+                    to: resolve_hex(scenario, to)?,
+                });
+            }
+            _ => return Err(USAGE.into()),
+        }
+    }
+    Ok(Command::Infiltrate { hex, withdrawals })
 }
 
 fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Command, LineError> {

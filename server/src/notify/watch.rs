@@ -12,7 +12,7 @@ use std::time::Duration;
 
 /// Whether `game` (a side's projection) waits on `side`: a prompt waiting on it (a lost sewer
 /// stack to designate, a WA chance, a HIP moment, a WA challenge: B8.41, B9.322, B9.324; the
-/// DEFENDER's CC designation: A11.12), or,
+/// DEFENDER's CC designation: A11.12; a chance of Infiltration: A11.22), or,
 /// with no prompt, its turn to act in the current step. Never once the game is over. The same
 /// side whose clock runs (`protocol::game::timing::awaited`).
 pub fn awaits(game: &Game, side: Side) -> bool {
@@ -28,6 +28,7 @@ fn prompt_side(game: &Game) -> Option<Side> {
         .or_else(|| game.wa_chance.as_ref().map(|c| c.side))
         .or_else(|| game.wa_hip_window.as_ref().map(|w| w.side))
         .or_else(|| game.wa_challenge.as_ref().map(|c| c.side))
+        .or_else(|| game.cc_infiltration.as_ref().map(|c| c.side))
         .or_else(|| (!game.movement.cc_designated.is_empty()).then(|| game.attacker().opponent()))
 }
 

@@ -214,3 +214,25 @@ pub async fn play_until(browser: &mut Browser, players: [&Tab; 2], until: &str) 
 pub fn at(line: &str) -> String {
     format!("({PHASE_LINE}) === '{line}'")
 }
+
+/// Whoever an Original CC DR of 2 or 12 asks whether its units infiltrate (A11.22) declines
+/// from its prompt, as often as the Close Combat asks, so that the CC goes on to its end: the
+/// server's dice give such a DR to one CC attack in eighteen.
+pub async fn decline_infiltrations(browser: &mut Browser, players: [&Tab; 2]) {
+    let button = "[...document.querySelectorAll('#prompt button.answer')]\
+                  .find(b => b.textContent.endsWith('Decline Infiltration'))";
+    for _ in 0..TURN_ACTIONS_MAX {
+        settle(browser, players).await;
+        let mut asked = false;
+        for tab in players {
+            if browser.eval(tab, &format!("{button} !== undefined")).await == true {
+                browser.eval(tab, &format!("{button}.click()")).await;
+                send(browser, tab).await;
+                asked = true;
+            }
+        }
+        if !asked {
+            return;
+        }
+    }
+}

@@ -344,3 +344,114 @@ impl Fact for UnitsWithdrew {
         s
     }
 }
+
+/// An Original CC DR of 2 or 12 stopped the Close Combat in `chance.hex` half-resolved
+/// (A11.22): its side may have the units named infiltrate out of it, unattacked, or decline,
+/// and play waits on that answer (`InfiltrationChosen`). The rolls so far and their results
+/// went before it; what is left of the resolution is kept in the game (`Game::cc_infiltration`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InfiltrationOffered {
+    pub chance: crate::CcInfiltration,
+}
+
+impl Fact for InfiltrationOffered {
+    /// None: its units are ones both sides see, and a "?" it names (the defender of an attack
+    /// left to the players) goes by the alias each viewer knows.
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
+    fn apply(&self, game: &mut Game) {
+        game.cc_infiltration = Some(self.chance.clone());
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let mut chance = self.chance;
+        for id in chance.ids_mut() {
+            *id = names.name(id);
+        }
+        Event::InfiltrationOffered(InfiltrationOffered { chance })
+    }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let crate::CcInfiltration {
+            hex,
+            side,
+            units,
+            original,
+            ..
+        } = &self.chance;
+        let who = if *original == 2 {
+            "that rolled it"
+        } else {
+            "it attacked"
+        };
+        format!(
+            "an Original CC DR of {original} in {hex} (A11.22): the {} may have {} {who} infiltrate out of the Close Combat at once, unattacked, or decline (`cc {hex} infiltrate UNITS to HEX`, `cc {hex} infiltrate none`)",
+            sides.name(*side),
+            units.join("+")
+        )
+    }
+}
+
+/// `by` answered the chance of Infiltration in the CC Location of `hex` (A11.22): the units of
+/// `withdrawals` infiltrate out of it (each group's move follows, `UnitsWithdrew`), or none
+/// do; the Close Combat's resolution goes on after it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InfiltrationChosen {
+    pub by: Side,
+    pub hex: Hex,
+    pub withdrawals: Vec<crate::command::CcWithdrawal>,
+}
+
+impl Fact for InfiltrationChosen {
+    fn units(&self) -> Vec<&UnitId> {
+        self.withdrawals.iter().flat_map(|w| &w.units).collect()
+    }
+
+    fn apply(&self, game: &mut Game) {
+        game.cc_infiltration = None;
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let InfiltrationChosen {
+            by,
+            hex,
+            withdrawals,
+        } = self;
+        Event::InfiltrationChosen(InfiltrationChosen {
+            by,
+            hex,
+            withdrawals: withdrawals
+                .into_iter()
+                .map(|w| crate::command::CcWithdrawal {
+                    units: names.names(&w.units),
+                    to: w.to,
+                })
+                .collect(),
+        })
+    }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let InfiltrationChosen {
+            by,
+            hex,
+            withdrawals,
+        } = self;
+        if withdrawals.is_empty() {
+            return format!(
+                "the {} declined Infiltration in {hex} (A11.22): the Close Combat goes on",
+                sides.name(*by)
+            );
+        }
+        let moves: Vec<String> = withdrawals
+            .iter()
+            .map(|w| format!("{} to {}", w.units.join("+"), w.to))
+            .collect();
+        format!(
+            "the {} infiltrate out of the Close Combat in {hex} (A11.22): {}; the Close Combat goes on",
+            sides.name(*by),
+            moves.join(", ")
+        )
+    }
+}

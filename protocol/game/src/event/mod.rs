@@ -169,6 +169,8 @@ macro_rules! each_event {
             Event::WeaponTransferred($e) => $body,
             Event::FpfNmcTaken($e) => $body,
             Event::LeaderRouted($e) => $body,
+            Event::InfiltrationOffered($e) => $body,
+            Event::InfiltrationChosen($e) => $body,
         }
     };
 }
@@ -297,6 +299,8 @@ into_event!(
     WeaponTransferred,
     FpfNmcTaken,
     LeaderRouted,
+    InfiltrationOffered,
+    InfiltrationChosen,
 );
 
 /// Units an event reveals (`revealed`, each whole as both sides see it now) are taken from the
@@ -432,6 +436,8 @@ pub enum Event {
     WeaponTransferred(WeaponTransferred),
     FpfNmcTaken(FpfNmcTaken),
     LeaderRouted(LeaderRouted),
+    InfiltrationOffered(InfiltrationOffered),
+    InfiltrationChosen(InfiltrationChosen),
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.

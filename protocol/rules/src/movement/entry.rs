@@ -311,14 +311,15 @@ fn check_known_enemy(game: &Game, by: Side, units: &[&Unit], to: Hex) -> Result<
     ))
 }
 
-/// A11.2: a withdrawal from Melee is into a Location holding no Known enemy unit. A "?" of
+/// A11.21: a withdrawal from Melee (or an Infiltration, A11.22) is into a Location holding no
+/// Known enemy unit. A "?" of
 /// the enemy's there is refused as not modelled, the same whatever it covers (a Dummy or a
 /// real unit), so the refusal tells nothing the "?" does not show.
 fn check_withdrawal_into(game: &Game, by: Side, to: Hex) -> Result<(), RuleViolation> {
     let enemy = |u: &&Unit| u.side != by && !u.hidden;
     if let Some(known) = ground_level(game, to).find(|u| known_enemy(u, by)) {
         return Err(RuleViolation::with(
-            "A11.2",
+            "A11.21",
             ViolationKind::UnitState,
             pieces![
                 format!("{to} holds a Known enemy unit ("),
@@ -329,7 +330,7 @@ fn check_withdrawal_into(game: &Game, by: Side, to: Hex) -> Result<(), RuleViola
     }
     if ground_level(game, to).filter(enemy).any(|u| u.concealed) {
         return Err(RuleViolation::new(
-            "A11.2",
+            "A11.21",
             ViolationKind::NotModelled,
             format!("{to} holds a concealed enemy unit; a withdrawal into its Location is not ruled by the engine: the players adjudicate it"),
         ));
