@@ -1209,31 +1209,21 @@ pub(super) fn decide_discover(
             format!("the entrance at {entrance} is discovered already"),
         ));
     }
-    let account = allotment(game, unit, std::slice::from_ref(id), false, 0);
-    let left = account.total.saturating_sub(unit.mf_spent);
-    if left < RECOVERY_MF {
-        return Err(refuse(
-            "A4.44",
-            ViolationKind::NotEnoughMf,
-            pieces![
-                format!("searching needs {RECOVERY_MF} MF; "),
-                Piece::unit(id),
-                format!(" has {left} left")
-            ],
-        ));
-    }
-    let spent = unit.mf_spent + RECOVERY_MF;
+    let mf = crate::movement::pay_in_place(
+        game,
+        unit,
+        std::slice::from_ref(id),
+        0,
+        RECOVERY_MF,
+        "A4.44",
+        pieces!["searching"],
+    )?;
     Ok(vec![Event::TunnelEntranceDiscovered(
         TunnelEntranceDiscovered {
             by,
             unit: id.clone(),
             entrance,
-            mf: MfAccount {
-                unit: id.clone(),
-                allotment: account,
-                spent,
-                left: account.total.saturating_sub(spent),
-            },
+            mf,
         },
     )])
 }

@@ -7,12 +7,12 @@
 //! (A4.4). No weapon is portaged twice in one phase (A4.4), and an
 //! SMC never carries more than two PP (A4.42).
 
-use super::{allotment, movers};
+use super::movers;
 use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
 use crate::{own_unit, require_acting, require_phase};
 use board::scenario::{Side, UnitId, UnitKind};
 use game::dice::{DiceSource, Modifier, Roll, RollPurpose};
-use game::event::{DiceRolled, Event, MfAccount, RecoveryAttempted};
+use game::event::{DiceRolled, Event, RecoveryAttempted};
 use game::event::{WeaponDropped, WeaponPickedUp, WeaponTransferred};
 use game::phase::Phase;
 use game::{Game, Unit, Weapon};
@@ -147,34 +147,15 @@ pub(crate) fn decide_pick_up(
     let account = if rally_phase || from_broken {
         None
     } else {
-        let allotment = allotment(game, unit, ids, false, weapon.pp);
-        let left = allotment.total.saturating_sub(unit.mf_spent);
-        if left < RECOVERY_MF {
-            return Err(RuleViolation::with(
-                "A4.44",
-                ViolationKind::NotEnoughMf,
-                pieces![
-                    "recovering ",
-                    Piece::unit(weapon_id),
-                    format!(" needs {RECOVERY_MF} MF; carrying its {} PP, ", weapon.pp),
-                    Piece::unit(unit_id),
-                    format!(" would have {left} left")
-                ],
-            ));
-        }
-        let spent = unit.mf_spent + RECOVERY_MF;
-        super::check_assault_keeps_one(
+        Some(super::pay_in_place(
+            game,
             unit,
-            &allotment,
-            spent,
+            ids,
+            weapon.pp,
+            RECOVERY_MF,
+            "A4.44",
             pieces!["recovering ", Piece::unit(weapon_id)],
-        )?;
-        Some(MfAccount {
-            unit: unit_id.clone(),
-            allotment,
-            spent,
-            left: allotment.total.saturating_sub(spent),
-        })
+        )?)
     };
     let dr = dice.roll_die().ok_or_else(|| {
         RuleViolation::new(
