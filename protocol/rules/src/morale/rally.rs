@@ -35,7 +35,6 @@ use game::command::Outcome;
 use game::dice::{DiceSource, Modifier, Roll, RollPurpose};
 use game::event::Event;
 use game::event::{DiceRolled, FireEffectApplied, FireEffectLeftToPlayers, RallyAttempted};
-use game::phase::Phase;
 use game::Game;
 
 /// The highest morale a counter prints (a 10-2 leader's): a broken-side morale above it is a
@@ -59,17 +58,7 @@ pub(crate) fn decide(
     desperation: bool,
     dice: &mut dyn DiceSource,
 ) -> Result<Vec<Event>, RuleViolation> {
-    let step = game.clock.step();
-    if step.phase != Phase::Rally || step.rule != "A3.1" {
-        return Err(RuleViolation::new(
-            "A10.6",
-            ViolationKind::WrongPhase,
-            format!(
-                "a rally is attempted in the RPh, before its end; it is now the {}",
-                step.name
-            ),
-        ));
-    }
+    crate::require_rally_step(game, "A10.6", "a rally is attempted")?;
     // Which unit is named, and whose it is, is the one lookup every command makes
     // (`rules::own_unit`): an enemy's hidden unit reads as none, an enemy's or an eliminated
     // one is refused in the same words as for any other act (A1).

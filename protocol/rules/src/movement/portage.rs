@@ -299,17 +299,7 @@ fn rally_phase_recoverer<'g>(
     by: Side,
     id: &UnitId,
 ) -> Result<&'g Unit, RuleViolation> {
-    let step = game.clock.step();
-    if step.rule != "A3.1" {
-        return Err(RuleViolation::new(
-            "A4.44",
-            ViolationKind::WrongPhase,
-            format!(
-                "a Recovery in the RPh is made at its start; it is now the {}",
-                step.name
-            ),
-        ));
-    }
+    crate::require_rally_step(game, "A4.44", "a Recovery is attempted")?;
     let unit = own_unit(game, by, id)?;
     super::check_not_hidden(unit, "recovering a support weapon")?;
     let refuse = |kind, why: &str| {
@@ -421,16 +411,7 @@ pub(crate) fn decide_transfer(
         }
     };
     if rally_phase {
-        let step = game.clock.step();
-        if step.rule != "A3.1" {
-            return refuse(
-                ViolationKind::WrongPhase,
-                pieces![format!(
-                    "a Transfer in the RPh is made in its own step, before its end; it is now the {}",
-                    step.name
-                )],
-            );
-        }
+        crate::require_rally_step(game, "A4.431", "a SW is transferred")?;
     } else {
         require_acting(
             game,
