@@ -41,6 +41,20 @@ use game::Game;
 /// typing slip.
 pub const BROKEN_MORALE_MAX: u8 = 10;
 
+/// The morale on a counter's broken side, which its ratings do not carry and its owner gives
+/// for each check against it (A10.4): a rally (A10.6) and an Interdiction NMC (A10.53) read it
+/// by this one check, 1 to [`BROKEN_MORALE_MAX`], `rule` naming the act.
+pub(crate) fn check_broken_morale(morale: u8, rule: &str) -> Result<(), RuleViolation> {
+    if (1..=BROKEN_MORALE_MAX).contains(&morale) {
+        return Ok(());
+    }
+    Err(RuleViolation::new(
+        rule,
+        ViolationKind::UnitState,
+        format!("a broken side's morale (A10.4) is 1 to {BROKEN_MORALE_MAX}, not {morale}"),
+    ))
+}
+
 /// What the players play instead when the engine does not rule on a rally.
 const BY_HAND: &str = "roll it (`roll rally`) and enter the result (`adjudicate UNIT rally`)";
 
@@ -114,13 +128,7 @@ pub(crate) fn decide(
             "the engine tracks Desperation Morale itself (the DM counter both sides see): drop `dm` from the rally; its +4 applies when the unit is under DM",
         ));
     }
-    if !(1..=BROKEN_MORALE_MAX).contains(&broken_morale) {
-        return Err(RuleViolation::new(
-            "A10.6",
-            ViolationKind::UnitState,
-            format!("a broken side's morale is 1 to {BROKEN_MORALE_MAX}, not {broken_morale}"),
-        ));
-    }
+    check_broken_morale(broken_morale, "A10.6")?;
     let mut modifiers = vec![];
     let led_by = match leader {
         Some(l) => {

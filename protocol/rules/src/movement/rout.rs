@@ -320,16 +320,7 @@ fn interdiction(
             ],
         ));
     };
-    if !(1..=crate::morale::rally::BROKEN_MORALE_MAX).contains(&morale) {
-        return Err(RuleViolation::new(
-            "A10.53",
-            ViolationKind::UnitState,
-            format!(
-                "the Interdiction NMC is against the broken side's morale (A10.4), 1 to {}, not {morale}",
-                crate::morale::rally::BROKEN_MORALE_MAX
-            ),
-        ));
-    }
+    crate::morale::rally::check_broken_morale(morale, "A10.53")?;
     let mut checked = crate::morale::interdiction(
         &after,
         by,
