@@ -20,7 +20,9 @@ pub(super) use bypass::decide as decide_bypass;
 pub(super) use cover::decide as decide_shellhole_cover;
 pub(super) use double_time::decide as decide_double_time;
 pub(super) use double_time::decide_assault as decide_assault_movement;
-pub(crate) use entry::{check_enterable, check_hex_modelled, check_leaving, enter_location, Act};
+pub(crate) use entry::{
+    check_enterable, check_hex_modelled, check_leaving, enter_location, known_enemy, Act,
+};
 pub use portage::RECOVERY_MF;
 pub(crate) use portage::{check_may_possess, check_not_recovering, tried as tried_recovery};
 pub(super) use portage::{decide_drop, decide_pick_up, decide_transfer};
