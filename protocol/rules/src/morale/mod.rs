@@ -1028,9 +1028,12 @@ fn checks(
 /// The units of `unit`'s side in its Location above ground, as a check it takes there counts
 /// them for the leadership DRM (A10.21): in play, neither hidden nor under "?" (a leader so
 /// placed is his owner's secret, and is not counted), whatever called for the check — an attack's effects,
-/// an Interdiction (A10.53), a Final Protective Fire's NMC (A8.31). `morale_check` then picks
-/// the leader among them.
-fn location_helpers<'g>(game: &'g Game, unit: &'g Unit) -> impl Iterator<Item = &'g Unit> {
+/// an Interdiction (A10.53), a Final Protective Fire's NMC (A8.31) — and the one a rally's
+/// leader must be among (`rally`). `morale_check` then picks the leader among them.
+pub(super) fn location_helpers<'g>(
+    game: &'g Game,
+    unit: &'g Unit,
+) -> impl Iterator<Item = &'g Unit> {
     game.units_above(unit.hex).filter(move |l| {
         l.side == unit.side && !l.hidden && !l.concealed && game.same_location(l, unit)
     })

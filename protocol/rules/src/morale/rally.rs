@@ -133,13 +133,30 @@ pub(crate) fn decide(
     let led_by = match leader {
         Some(l) => {
             let helper = crate::own_unit(game, by, l)?;
+            // A leader hidden or under "?" is his owner's secret: his DRM leads no check the
+            // engine rolls (`location_helpers`, the one reading of the leaders a check counts),
+            // since the roll would show the enemy a leader, and his leadership, where it knows
+            // of no unit or of only a "?". A HIP one is refused as every act of his is (A12.3).
+            crate::movement::check_not_hidden(helper, "leading a rally")?;
+            if helper.concealed {
+                return Err(RuleViolation::with(
+                    "A10.6",
+                    ViolationKind::NotModelled,
+                    vec![
+                        Piece::unit(l),
+                        text(format!(
+                            " is under \"?\": his leadership is his owner's secret while he keeps it, so the engine does not rule a rally he leads; {BY_HAND}"
+                        )),
+                    ],
+                ));
+            }
             let why = if helper.kind != UnitKind::Leader {
                 Some(" is not a leader")
             } else if helper.id == unit.id {
                 Some(" cannot lead his own rally: a broken leader self-rallies (`rally` without `with`)")
             } else if !helper.is_good_order() {
                 Some(" is not in Good Order: only a Good Order leader rallies others")
-            } else if !game.same_location(helper, unit) {
+            } else if !super::location_helpers(game, unit).any(|h| h.id == helper.id) {
                 Some(" is not in the Location of the unit he would rally")
             } else {
                 None
