@@ -1206,6 +1206,7 @@ pub(super) fn decide_discover(
             ],
         ));
     }
+    crate::movement::check_not_bypassing(unit, "searches for no tunnel entrance")?;
     let claimed = game
         .tunnel_sightings
         .iter()

@@ -107,7 +107,8 @@ pub(crate) fn decide_pick_up(
     // friend's lies with its possessor.
     let in_its_location = weapon.hex == unit.hex
         && (from_broken || game.weapon_lies.get(weapon_id).copied() == game.lies_at(unit));
-    if !in_its_location || unit.bypass.is_some() {
+    check_not_bypassing(unit, "recovers no weapon")?;
+    if !in_its_location {
         return Err(RuleViolation::with(
             "A4.44",
             ViolationKind::Geometry,
@@ -267,6 +268,27 @@ pub(crate) fn tried(game: &Game, unit: &UnitId, weapon: Option<&str>) -> bool {
         .recovery_attempts
         .iter()
         .any(|(w, units)| weapon.is_none_or(|x| x == w) && units.contains(unit))
+}
+
+/// A4.44: a Recovery is made by a unit that is not Bypassing: one going round its hex's
+/// obstacle stands along a hexside, not in the hex's Location with what lies there (A4.3,
+/// A4.33). The one check for every act made by the Recovery procedure: a `pick-up`, and the
+/// search for a tunnel entrance (B8.63, `sewer::decide_discover`); `what` says what it does not.
+pub(crate) fn check_not_bypassing(unit: &Unit, what: &str) -> Result<(), RuleViolation> {
+    let Some(bypass) = &unit.bypass else {
+        return Ok(());
+    };
+    Err(RuleViolation::with(
+        "A4.44",
+        ViolationKind::UnitState,
+        pieces![
+            Piece::unit(&unit.id),
+            format!(
+                " is in Bypass round {}: a Bypassing unit {what}, the Recovery procedure being made only by one in the Location itself",
+                bypass.hex
+            )
+        ],
+    ))
 }
 
 /// A4.44: a Recovery in the RPh is the unit's sole act there. A unit that attempted one
