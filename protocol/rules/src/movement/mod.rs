@@ -264,8 +264,9 @@ fn pay(
             }
             unit.mf_spent + cost.total
         };
-        if unit.assault_moving && unit.hexes_entered > 0 {
-            // A4.61: Assault Movement enters one Location.
+        if unit.assault_moving && unit.hexes_entered > 0 && unit.hex != to {
+            // A4.61: Assault Movement enters one Location. Going on round the hex a unit
+            // Bypasses, or into its obstacle, is no other Location (A2.8): MF spent within it.
             return Err(RuleViolation::with(
                 "A4.61",
                 ViolationKind::NotEnoughMf,
