@@ -106,6 +106,50 @@ fn a_concealed_leader_moving_shows_no_allotment() {
     assert!(serde_json::to_string(&own).unwrap().contains("hl81"));
 }
 
+/// A9.72 with A12: the weapon a "?" possesses is not in the enemy's view, so a repair of it
+/// would tell the enemy what the "?" holds. It is refused as not modelled, as a Transfer under
+/// "?" is (A4.431). Before, `hq467` repaired its LMG, and the Russian received the repair's dr:
+/// a roll for a malfunctioned weapon his view does not show.
+#[test]
+fn a_question_mark_repairing_its_weapon_tells_the_enemy_nothing() {
+    let mut game = start();
+    assert_eq!(game.clock.phase(), protocol::phase::Phase::Rally);
+    let lmg = game.weapons.get_mut("lmg").unwrap();
+    lmg.malfunctioned = true;
+    lmg.ratings = Some(protocol::scenario::SwRatings {
+        fp: 2,
+        range: 6,
+        breakdown: 12,
+        repair: Some(2),
+        rof: None,
+    });
+    assert!(game.units["hq467"].concealed);
+    let before = game.clone();
+    let repair = Command::RepairWeapon {
+        weapon: "lmg".into(),
+    };
+    match decide(
+        &game,
+        Side::A,
+        &repair,
+        &mut ScriptedDice::new([2]).unwrap(),
+    ) {
+        Ok(events) => {
+            let seen = seen_by(&before, RUSSIAN, &events);
+            let json = serde_json::to_string(&seen).unwrap();
+            panic!("repaired under \"?\": the Russian receives {json}");
+        }
+        Err(refusal) => {
+            assert_eq!(refusal.rule, "A9.72", "{refusal}");
+            assert_eq!(
+                refusal.kind,
+                protocol::ViolationKind::NotModelled,
+                "{refusal}"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_concealed_squad_dropping_its_weapon_is_named_by_its_alias() {
     let mut game = start();

@@ -35,7 +35,7 @@ use game::dice::{DiceSource, Modifier, Roll, RollPurpose};
 use game::event::Event;
 use game::event::{
     AmbushChecked, CloseCombatDesignated, ConcealmentLostInCloseCombat, DiceRolled,
-    DummiesRemovedInCloseCombat, FireEffectApplied, FireEffectLeftToPlayers, HiddenUnitPlaced,
+    DummiesRemovedInCloseCombat, FireEffectApplied, FireEffectLeftToPlayers,
     InfiltrationChosen, InfiltrationOffered, MeleeRecorded, UnitsWithdrew,
 };
 use game::phase::Phase;
@@ -79,20 +79,7 @@ pub(super) fn hidden_in_close_combat(game: &Game) -> Vec<Event> {
                 .filter(above)
                 .any(|e| e.side != h.side && !e.hidden && game.same_location(h, e))
         })
-        .map(|h| {
-            let mut placed = h.clone();
-            placed.hidden = false;
-            placed.concealed = true;
-            Event::HiddenUnitPlaced(HiddenUnitPlaced {
-                weapons: game
-                    .weapons
-                    .values()
-                    .filter(|w| w.held_by.as_ref() == Some(&h.id))
-                    .cloned()
-                    .collect(),
-                unit: Box::new(placed),
-            })
-        })
+        .map(|h| crate::place::placed(game, h))
         .collect()
 }
 

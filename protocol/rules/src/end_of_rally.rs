@@ -23,8 +23,8 @@
 //! malfunctioned support weapon is repaired (A9.72), and the engine takes a repair in any step
 //! of the RPh. The DEFENDER's end-of-RPh step is the only step of the RPh it is asked in, so a
 //! step whose side possesses a malfunctioned weapon not yet tried this RPh is asked too. That
-//! is judged on the same public view: a weapon under "?" is not in it (its possessor's side
-//! may still repair it in any step of the RPh, the engine asking no turn for that), and a
+//! is judged on the same public view: a weapon under "?" is not in it (the engine repairs none
+//! possessed by a "?" or a hidden unit, `support_weapon`, so none is missed), and a
 //! weapon whose possessor is broken counts (the engine leaves that repair to the players, who
 //! roll and adjudicate it in the step).
 //!

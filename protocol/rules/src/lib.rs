@@ -721,6 +721,25 @@ fn require_phase(game: &Game, phase: Phase, rule: &str, what: &str) -> Result<()
     ))
 }
 
+/// Refuses unless the game is in the RPh's own step (A3.1), not its end's Wall Advantage steps
+/// (B9.322): where a rally (A10.6), a Recovery in the RPh (A4.44) and a Transfer there
+/// (A4.431) are made, by either side. One check for the three, `rule` the act's and `what`
+/// its words; a repair (A9.72) is taken in any step of the RPh (`end_of_rally`).
+pub(crate) fn require_rally_step(game: &Game, rule: &str, what: &str) -> Result<(), RuleViolation> {
+    let step = game.clock.step();
+    if step.phase == Phase::Rally && step.rule == "A3.1" {
+        return Ok(());
+    }
+    Err(RuleViolation::new(
+        rule,
+        ViolationKind::WrongPhase,
+        format!(
+            "{what} in the RPh's own step, before its end; it is now the {}",
+            step.name
+        ),
+    ))
+}
+
 /// Units as a refusal or a note to the players names them: each in backticks, comma-separated
 /// (`` `g1`, `g2` ``), as the player wrote them.
 pub(crate) fn listed<'a>(ids: impl IntoIterator<Item = &'a UnitId>) -> String {

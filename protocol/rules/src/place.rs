@@ -23,19 +23,7 @@ pub(super) fn decide(
             pieces![Piece::unit(id), " is not hidden"],
         ));
     }
-    let mut placed = unit.clone();
-    placed.hidden = false;
-    placed.concealed = true;
-    let weapons = game
-        .weapons
-        .values()
-        .filter(|w| w.held_by.as_ref() == Some(id))
-        .cloned()
-        .collect();
-    let mut events = vec![Event::HiddenUnitPlaced(HiddenUnitPlaced {
-        unit: Box::new(placed),
-        weapons,
-    })];
+    let mut events = vec![placed(game, unit)];
     let mut after = game.clone();
     game::apply(&mut after, &events[0]);
     if claim_wa {
@@ -50,4 +38,23 @@ pub(super) fn decide(
         events.extend(wall_advantage::after_hip_window(&after, window));
     }
     Ok(events)
+}
+
+/// A hidden unit placed on board under "?" (A12.3), with the weapons it possesses: the one
+/// event of it, whether its owner places it (`PlaceHidden`) or the CCPh's start does, an enemy
+/// unit standing in its Location (`close_combat::hidden_in_close_combat`).
+pub(crate) fn placed(game: &Game, unit: &game::Unit) -> Event {
+    let mut placed = unit.clone();
+    placed.hidden = false;
+    placed.concealed = true;
+    let weapons = game
+        .weapons
+        .values()
+        .filter(|w| w.held_by.as_ref() == Some(&unit.id))
+        .cloned()
+        .collect();
+    Event::HiddenUnitPlaced(HiddenUnitPlaced {
+        unit: Box::new(placed),
+        weapons,
+    })
 }

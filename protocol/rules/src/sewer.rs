@@ -917,8 +917,17 @@ fn all_mf(game: &Game, units: &[&Unit], ids: &[UnitId], rule: &str) -> Event {
     })
 }
 
+/// Whether `unit` is in the Location of the tunnel entrance in its hex: its ground level, the
+/// Location an entrance is (B8.6), not an upper level of a building there (A5.1) nor below
+/// ground. The one reading of it for every act the entrance's Location asks: searching for it
+/// (`decide_discover`) and destroying it (`decide_destroy`).
+fn in_entrance(game: &Game, unit: &Unit) -> bool {
+    unit.underground.is_none() && game.upper_level(unit).is_none()
+}
+
 /// `DestroyTunnel` (B8.63): at the end of the CCPh, by a Good Order Infantry unit in the
-/// entrance Location with no Known enemy there, once the entrance is known to its side.
+/// entrance Location with no Known enemy there, once the entrance is known to its side; an
+/// enemy's entrance, by one that saw it used and after its side discovered it.
 pub(super) fn decide_destroy(
     game: &Game,
     by: Side,
@@ -944,15 +953,15 @@ pub(super) fn decide_destroy(
             ),
         ));
     }
-    // The entrance is a ground-level Location: units on an upper level of its hex are not in
-    // it (A5.1, B8.6).
-    let in_entrance = |u: &Unit| u.underground.is_none() && game.upper_level(u).is_none();
-    let present = game
-        .units_in(entrance)
-        .any(|u| u.side == by && u.kind.is_infantry() && u.is_good_order() && in_entrance(u));
+    // A Good Order Infantry unit of the side in the entrance's Location, and no Known enemy
+    // there (`entry::known_enemy`, the one reading of it).
+    let holder = |u: &&Unit| {
+        u.side == by && u.kind.is_infantry() && u.is_good_order() && in_entrance(game, u)
+    };
+    let present = game.units_in(entrance).any(|u| holder(&u));
     let enemy = game
         .units_in(entrance)
-        .any(|u| u.side != by && !u.concealed && !u.hidden && in_entrance(u));
+        .any(|u| crate::movement::known_enemy(u, by) && in_entrance(game, u));
     if !present || enemy {
         return Err(refuse(
             "B8.63",
@@ -968,13 +977,9 @@ pub(super) fn decide_destroy(
         .iter()
         .any(|t| t.side == by && t.entrances.contains(&entrance));
     if enemy_tunnel {
-        let seer = game.units_in(entrance).find(|u| {
-            u.side == by
-                && u.kind.is_infantry()
-                && u.is_good_order()
-                && u.underground.is_none()
-                && game.tunnel_sightings.contains(&(entrance, u.id.clone()))
-        });
+        let seer = game
+            .units_in(entrance)
+            .find(|u| holder(u) && game.tunnel_sightings.contains(&(entrance, u.id.clone())));
         if seer.is_none() {
             return Err(refuse(
                 "B8.63",
@@ -1191,6 +1196,17 @@ pub(super) fn decide_discover(
         "tunnel entrances are searched for",
     )?[0];
     let entrance = unit.hex;
+    if !in_entrance(game, unit) {
+        return Err(refuse(
+            "B8.63",
+            ViolationKind::Geometry,
+            pieces![
+                Piece::unit(id),
+                format!(" is on an upper level of {entrance}: a tunnel entrance is a ground-level Location (B8.6), searched from there")
+            ],
+        ));
+    }
+    crate::movement::check_not_bypassing(unit, "searches for no tunnel entrance")?;
     let claimed = game
         .tunnel_sightings
         .iter()
@@ -1209,31 +1225,21 @@ pub(super) fn decide_discover(
             format!("the entrance at {entrance} is discovered already"),
         ));
     }
-    let account = allotment(game, unit, std::slice::from_ref(id), false, 0);
-    let left = account.total.saturating_sub(unit.mf_spent);
-    if left < RECOVERY_MF {
-        return Err(refuse(
-            "A4.44",
-            ViolationKind::NotEnoughMf,
-            pieces![
-                format!("searching needs {RECOVERY_MF} MF; "),
-                Piece::unit(id),
-                format!(" has {left} left")
-            ],
-        ));
-    }
-    let spent = unit.mf_spent + RECOVERY_MF;
+    let mf = crate::movement::pay_in_place(
+        game,
+        unit,
+        std::slice::from_ref(id),
+        0,
+        RECOVERY_MF,
+        "A4.44",
+        pieces!["searching"],
+    )?;
     Ok(vec![Event::TunnelEntranceDiscovered(
         TunnelEntranceDiscovered {
             by,
             unit: id.clone(),
             entrance,
-            mf: MfAccount {
-                unit: id.clone(),
-                allotment: account,
-                spent,
-                left: account.total.saturating_sub(spent),
-            },
+            mf,
         },
     )])
 }

@@ -37,6 +37,19 @@ pub(super) fn decide_repair(
         "A9.72",
         "a malfunctioned weapon is repaired",
     )?;
+    // A12: what a hidden unit or a "?" possesses is its owner's secret, which a repair's dr and
+    // result would show the enemy. A HIP unit's is refused as every act of one is (A12.3), one
+    // under "?" as not modelled, as a Transfer under "?" is (A4.431).
+    crate::movement::check_not_hidden(holder, "repairing a weapon")?;
+    if holder.concealed {
+        return refuse(
+            ViolationKind::NotModelled,
+            pieces![
+                Piece::unit(holder_id),
+                " is under \"?\": its weapons are hidden from the enemy, whom a repair would show one; not modelled by this engine"
+            ],
+        );
+    }
     if !w.malfunctioned {
         return refuse(
             ViolationKind::UnitState,

@@ -1025,17 +1025,13 @@ fn checks(
         // having none to pass himself: one not moving when First Fire strikes the moving
         // stack (A8.1), one already there when Residual FP strikes the units entering (A8.2).
         // One hidden or under "?" is his owner's secret and is not counted.
-        let bystanders = game.units_above(fx.target).filter(|l| {
-            l.side == unit.side
-                && !l.hidden
-                && !l.concealed
-                && !targets.iter().any(|t| t.id == l.id)
-        });
+        let bystanders =
+            location_helpers(game, unit).filter(|l| !targets.iter().any(|t| t.id == l.id));
         let candidates: Vec<&Unit> = now
             .iter()
             .copied()
-            .chain(bystanders)
             .filter(|l| game.same_location(l, unit))
+            .chain(bystanders)
             .collect();
         let mut modifiers = vec![];
         if check.drm != 0 {
@@ -1053,6 +1049,20 @@ fn checks(
         morale_check(fx, unit, check, &name, modifiers, &candidates, &mut fallen)?;
     }
     Ok(())
+}
+
+/// The units of `unit`'s side in its Location above ground, as a check it takes there counts
+/// them for the leadership DRM (A10.21): in play, neither hidden nor under "?" (a leader so
+/// placed is his owner's secret, and is not counted), whatever called for the check — an attack's effects,
+/// an Interdiction (A10.53), a Final Protective Fire's NMC (A8.31) — and the one a rally's
+/// leader must be among (`rally`). `morale_check` then picks the leader among them.
+pub(super) fn location_helpers<'g>(
+    game: &'g Game,
+    unit: &'g Unit,
+) -> impl Iterator<Item = &'g Unit> {
+    game.units_above(unit.hex).filter(move |l| {
+        l.side == unit.side && !l.hidden && !l.concealed && game.same_location(l, unit)
+    })
 }
 
 /// One unit's check, whichever rule calls for it — an IFT result's PTC, NMC or nMC (a K/#'s
@@ -1315,12 +1325,7 @@ pub(crate) fn interdiction(
         eliminated_leaders: vec![],
     };
     // A leader hidden or under "?" is his owner's secret and is not counted, as for fire.
-    let candidates: Vec<&Unit> = after
-        .units_above(unit.hex)
-        .filter(|l| {
-            l.side == unit.side && !l.hidden && !l.concealed && after.same_location(l, unit)
-        })
-        .collect();
+    let candidates: Vec<&Unit> = location_helpers(after, unit).collect();
     let check = Check {
         purpose: RollPurpose::Interdiction,
         rule: "A10.53",
@@ -1421,16 +1426,7 @@ pub(crate) fn final_protective_fire(
     for &unit in &units {
         // The leaders of its Location: the firers', and one there who did not fire, as for
         // any check (A10.21); one hidden or under "?" is his owner's secret and not counted.
-        let candidates: Vec<&Unit> = game
-            .units_above(unit.hex)
-            .filter(|l| {
-                l.side == unit.side
-                    && !l.hidden
-                    && !l.concealed
-                    && !l.eliminated
-                    && game.same_location(l, unit)
-            })
-            .collect();
+        let candidates: Vec<&Unit> = location_helpers(game, unit).collect();
         morale_check(
             &mut fx,
             unit,

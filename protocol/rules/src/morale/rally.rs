@@ -35,12 +35,25 @@ use game::command::Outcome;
 use game::dice::{DiceSource, Modifier, Roll, RollPurpose};
 use game::event::Event;
 use game::event::{DiceRolled, FireEffectApplied, FireEffectLeftToPlayers, RallyAttempted};
-use game::phase::Phase;
 use game::Game;
 
 /// The highest morale a counter prints (a 10-2 leader's): a broken-side morale above it is a
 /// typing slip.
 pub const BROKEN_MORALE_MAX: u8 = 10;
+
+/// The morale on a counter's broken side, which its ratings do not carry and its owner gives
+/// for each check against it (A10.4): a rally (A10.6) and an Interdiction NMC (A10.53) read it
+/// by this one check, 1 to [`BROKEN_MORALE_MAX`], `rule` naming the act.
+pub(crate) fn check_broken_morale(morale: u8, rule: &str) -> Result<(), RuleViolation> {
+    if (1..=BROKEN_MORALE_MAX).contains(&morale) {
+        return Ok(());
+    }
+    Err(RuleViolation::new(
+        rule,
+        ViolationKind::UnitState,
+        format!("a broken side's morale (A10.4) is 1 to {BROKEN_MORALE_MAX}, not {morale}"),
+    ))
+}
 
 /// What the players play instead when the engine does not rule on a rally.
 const BY_HAND: &str = "roll it (`roll rally`) and enter the result (`adjudicate UNIT rally`)";
@@ -59,17 +72,7 @@ pub(crate) fn decide(
     desperation: bool,
     dice: &mut dyn DiceSource,
 ) -> Result<Vec<Event>, RuleViolation> {
-    let step = game.clock.step();
-    if step.phase != Phase::Rally || step.rule != "A3.1" {
-        return Err(RuleViolation::new(
-            "A10.6",
-            ViolationKind::WrongPhase,
-            format!(
-                "a rally is attempted in the RPh, before its end; it is now the {}",
-                step.name
-            ),
-        ));
-    }
+    crate::require_rally_step(game, "A10.6", "a rally is attempted")?;
     // Which unit is named, and whose it is, is the one lookup every command makes
     // (`rules::own_unit`): an enemy's hidden unit reads as none, an enemy's or an eliminated
     // one is refused in the same words as for any other act (A1).
@@ -125,24 +128,35 @@ pub(crate) fn decide(
             "the engine tracks Desperation Morale itself (the DM counter both sides see): drop `dm` from the rally; its +4 applies when the unit is under DM",
         ));
     }
-    if !(1..=BROKEN_MORALE_MAX).contains(&broken_morale) {
-        return Err(RuleViolation::new(
-            "A10.6",
-            ViolationKind::UnitState,
-            format!("a broken side's morale is 1 to {BROKEN_MORALE_MAX}, not {broken_morale}"),
-        ));
-    }
+    check_broken_morale(broken_morale, "A10.6")?;
     let mut modifiers = vec![];
     let led_by = match leader {
         Some(l) => {
             let helper = crate::own_unit(game, by, l)?;
+            // A leader hidden or under "?" is his owner's secret: his DRM leads no check the
+            // engine rolls (`location_helpers`, the one reading of the leaders a check counts),
+            // since the roll would show the enemy a leader, and his leadership, where it knows
+            // of no unit or of only a "?". A HIP one is refused as every act of his is (A12.3).
+            crate::movement::check_not_hidden(helper, "leading a rally")?;
+            if helper.concealed {
+                return Err(RuleViolation::with(
+                    "A10.6",
+                    ViolationKind::NotModelled,
+                    vec![
+                        Piece::unit(l),
+                        text(format!(
+                            " is under \"?\": his leadership is his owner's secret while he keeps it, so the engine does not rule a rally he leads; {BY_HAND}"
+                        )),
+                    ],
+                ));
+            }
             let why = if helper.kind != UnitKind::Leader {
                 Some(" is not a leader")
             } else if helper.id == unit.id {
                 Some(" cannot lead his own rally: a broken leader self-rallies (`rally` without `with`)")
             } else if !helper.is_good_order() {
                 Some(" is not in Good Order: only a Good Order leader rallies others")
-            } else if !game.same_location(helper, unit) {
+            } else if !super::location_helpers(game, unit).any(|h| h.id == helper.id) {
                 Some(" is not in the Location of the unit he would rally")
             } else {
                 None

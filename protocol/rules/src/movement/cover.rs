@@ -3,11 +3,11 @@
 //! Defensive First Fire (chart B2). Entering at Open Ground cost and then paying the rest in
 //! the hex comes to the chart's cost, logged as its own expenditure.
 
-use super::{allotment, movers};
+use super::movers;
 use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
 use board::scenario::{Side, UnitId};
+use game::event::Event;
 use game::event::ShellholeCoverTaken;
-use game::event::{Event, MfAccount};
 use game::Game;
 
 pub(crate) fn decide(game: &Game, by: Side, ids: &[UnitId]) -> Result<Vec<Event>, RuleViolation> {
@@ -59,26 +59,15 @@ pub(crate) fn decide(game: &Game, by: Side, ids: &[UnitId]) -> Result<Vec<Event>
             );
         }
         let extra = cover.saturating_sub(entry);
-        let allotment = allotment(game, unit, ids, false, 0);
-        let left = allotment.total.saturating_sub(unit.mf_spent);
-        if extra > left {
-            return Err(RuleViolation::with(
-                "A4.1",
-                ViolationKind::NotEnoughMf,
-                pieces![
-                    format!("shellhole cover needs {extra} MF more; "),
-                    Piece::unit(&unit.id),
-                    format!(" has {left} left of {}", allotment.total)
-                ],
-            ));
-        }
-        let spent = unit.mf_spent + extra;
-        accounts.push(MfAccount {
-            unit: unit.id.clone(),
-            allotment,
-            spent,
-            left: allotment.total.saturating_sub(spent),
-        });
+        accounts.push(super::pay_in_place(
+            game,
+            unit,
+            ids,
+            0,
+            extra,
+            "A4.1",
+            pieces!["shellhole cover"],
+        )?);
     }
     Ok(vec![Event::ShellholeCoverTaken(ShellholeCoverTaken {
         units: ids.to_vec(),

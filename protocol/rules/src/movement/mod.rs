@@ -20,9 +20,13 @@ pub(super) use bypass::decide as decide_bypass;
 pub(super) use cover::decide as decide_shellhole_cover;
 pub(super) use double_time::decide as decide_double_time;
 pub(super) use double_time::decide_assault as decide_assault_movement;
-pub(crate) use entry::{check_enterable, check_hex_modelled, check_leaving, enter_location, Act};
+pub(crate) use entry::{
+    check_enterable, check_hex_modelled, check_leaving, enter_location, known_enemy, Act,
+};
 pub use portage::RECOVERY_MF;
-pub(crate) use portage::{check_may_possess, check_not_recovering, tried as tried_recovery};
+pub(crate) use portage::{
+    check_may_possess, check_not_bypassing, check_not_recovering, tried as tried_recovery,
+};
 pub(super) use portage::{decide_drop, decide_pick_up, decide_transfer};
 pub(crate) use rout::check_router;
 pub(super) use rout::{
@@ -260,8 +264,9 @@ fn pay(
             }
             unit.mf_spent + cost.total
         };
-        if unit.assault_moving && unit.hexes_entered > 0 {
-            // A4.61: Assault Movement enters one Location.
+        if unit.assault_moving && unit.hexes_entered > 0 && unit.hex != to {
+            // A4.61: Assault Movement enters one Location. Going on round the hex a unit
+            // Bypasses, or into its obstacle, is no other Location (A2.8): MF spent within it.
             return Err(RuleViolation::with(
                 "A4.61",
                 ViolationKind::NotEnoughMf,
@@ -282,8 +287,53 @@ fn pay(
     Ok(accounts)
 }
 
+/// The one MF accounting of an act a unit pays for where it stands, entering nothing (A4.2,
+/// A8.12): a Recovery (A4.44), the rest of the shellholes' cost (B2), a search for a tunnel
+/// entrance (B8.63). The unit pays `mf` out of its allotment as it moves with `movers`,
+/// carrying `extra_pp` more (a weapon it would recover, A4.4), and, using Assault Movement,
+/// keeps at least one MF ([`check_assault_keeps_one`], A4.61), as [`pay`] asks of an entry.
+/// Refusals cite the act's `rule` and name it by `doing`.
+pub(crate) fn pay_in_place(
+    game: &Game,
+    unit: &Unit,
+    movers: &[UnitId],
+    extra_pp: u8,
+    mf: Mf,
+    rule: &str,
+    doing: Vec<Piece>,
+) -> Result<MfAccount, RuleViolation> {
+    let allotment = allotment(game, unit, movers, false, extra_pp);
+    let left = allotment.total.saturating_sub(unit.mf_spent);
+    if left < mf {
+        let carrying = if extra_pp > 0 {
+            format!(" carrying {extra_pp} PP more,")
+        } else {
+            String::new()
+        };
+        return Err(RuleViolation::with(
+            rule,
+            ViolationKind::NotEnoughMf,
+            pieces![
+                doing,
+                format!(" needs {mf} MF;{carrying} "),
+                Piece::unit(&unit.id),
+                format!(" has {left} left of {}", allotment.total)
+            ],
+        ));
+    }
+    let spent = unit.mf_spent + mf;
+    check_assault_keeps_one(unit, &allotment, spent, doing)?;
+    Ok(MfAccount {
+        unit: unit.id.clone(),
+        allotment,
+        spent,
+        left: allotment.total.saturating_sub(spent),
+    })
+}
+
 /// A4.61: Assault Movement keeps at least one MF, whatever spends them — entering a Location
-/// (`pay`) or recovering a weapon (`portage`): one check, one wording, `doing` naming the act.
+/// (`pay`) or an act paid for in place (`pay_in_place`): one check, one wording, `doing`
+/// naming the act.
 pub(crate) fn check_assault_keeps_one(
     unit: &Unit,
     allotment: &Allotment,

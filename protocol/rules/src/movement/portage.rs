@@ -7,12 +7,12 @@
 //! (A4.4). No weapon is portaged twice in one phase (A4.4), and an
 //! SMC never carries more than two PP (A4.42).
 
-use super::{allotment, movers};
+use super::movers;
 use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
 use crate::{own_unit, require_acting, require_phase};
 use board::scenario::{Side, UnitId, UnitKind};
 use game::dice::{DiceSource, Modifier, Roll, RollPurpose};
-use game::event::{DiceRolled, Event, MfAccount, RecoveryAttempted};
+use game::event::{DiceRolled, Event, RecoveryAttempted};
 use game::event::{WeaponDropped, WeaponPickedUp, WeaponTransferred};
 use game::phase::Phase;
 use game::{Game, Unit, Weapon};
@@ -107,7 +107,8 @@ pub(crate) fn decide_pick_up(
     // friend's lies with its possessor.
     let in_its_location = weapon.hex == unit.hex
         && (from_broken || game.weapon_lies.get(weapon_id).copied() == game.lies_at(unit));
-    if !in_its_location || unit.bypass.is_some() {
+    check_not_bypassing(unit, "recovers no weapon")?;
+    if !in_its_location {
         return Err(RuleViolation::with(
             "A4.44",
             ViolationKind::Geometry,
@@ -147,34 +148,15 @@ pub(crate) fn decide_pick_up(
     let account = if rally_phase || from_broken {
         None
     } else {
-        let allotment = allotment(game, unit, ids, false, weapon.pp);
-        let left = allotment.total.saturating_sub(unit.mf_spent);
-        if left < RECOVERY_MF {
-            return Err(RuleViolation::with(
-                "A4.44",
-                ViolationKind::NotEnoughMf,
-                pieces![
-                    "recovering ",
-                    Piece::unit(weapon_id),
-                    format!(" needs {RECOVERY_MF} MF; carrying its {} PP, ", weapon.pp),
-                    Piece::unit(unit_id),
-                    format!(" would have {left} left")
-                ],
-            ));
-        }
-        let spent = unit.mf_spent + RECOVERY_MF;
-        super::check_assault_keeps_one(
+        Some(super::pay_in_place(
+            game,
             unit,
-            &allotment,
-            spent,
+            ids,
+            weapon.pp,
+            RECOVERY_MF,
+            "A4.44",
             pieces!["recovering ", Piece::unit(weapon_id)],
-        )?;
-        Some(MfAccount {
-            unit: unit_id.clone(),
-            allotment,
-            spent,
-            left: allotment.total.saturating_sub(spent),
-        })
+        )?)
     };
     let dr = dice.roll_die().ok_or_else(|| {
         RuleViolation::new(
@@ -288,6 +270,27 @@ pub(crate) fn tried(game: &Game, unit: &UnitId, weapon: Option<&str>) -> bool {
         .any(|(w, units)| weapon.is_none_or(|x| x == w) && units.contains(unit))
 }
 
+/// A4.44: a Recovery is made by a unit that is not Bypassing: one going round its hex's
+/// obstacle stands along a hexside, not in the hex's Location with what lies there (A4.3,
+/// A4.33). The one check for every act made by the Recovery procedure: a `pick-up`, and the
+/// search for a tunnel entrance (B8.63, `sewer::decide_discover`); `what` says what it does not.
+pub(crate) fn check_not_bypassing(unit: &Unit, what: &str) -> Result<(), RuleViolation> {
+    let Some(bypass) = &unit.bypass else {
+        return Ok(());
+    };
+    Err(RuleViolation::with(
+        "A4.44",
+        ViolationKind::UnitState,
+        pieces![
+            Piece::unit(&unit.id),
+            format!(
+                " is in Bypass round {}: a Bypassing unit {what}, the Recovery procedure being made only by one in the Location itself",
+                bypass.hex
+            )
+        ],
+    ))
+}
+
 /// A4.44: a Recovery in the RPh is the unit's sole act there. A unit that attempted one
 /// neither repairs a weapon (A9.72) nor leads a rally (A10.6) in that RPh; `act` says which
 /// it would do.
@@ -318,17 +321,7 @@ fn rally_phase_recoverer<'g>(
     by: Side,
     id: &UnitId,
 ) -> Result<&'g Unit, RuleViolation> {
-    let step = game.clock.step();
-    if step.rule != "A3.1" {
-        return Err(RuleViolation::new(
-            "A4.44",
-            ViolationKind::WrongPhase,
-            format!(
-                "a Recovery in the RPh is made at its start; it is now the {}",
-                step.name
-            ),
-        ));
-    }
+    crate::require_rally_step(game, "A4.44", "a Recovery is attempted")?;
     let unit = own_unit(game, by, id)?;
     super::check_not_hidden(unit, "recovering a support weapon")?;
     let refuse = |kind, why: &str| {
@@ -440,16 +433,7 @@ pub(crate) fn decide_transfer(
         }
     };
     if rally_phase {
-        let step = game.clock.step();
-        if step.rule != "A3.1" {
-            return refuse(
-                ViolationKind::WrongPhase,
-                pieces![format!(
-                    "a Transfer in the RPh is made in its own step, before its end; it is now the {}",
-                    step.name
-                )],
-            );
-        }
+        crate::require_rally_step(game, "A4.431", "a SW is transferred")?;
     } else {
         require_acting(
             game,

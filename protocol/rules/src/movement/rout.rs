@@ -220,7 +220,8 @@ fn check_companion(game: &Game, unit: &Unit, leader: &Unit) -> Result<(), RuleVi
             " is pinned: whether a pinned leader routs with a broken unit rests on one source, so the players adjudicate it".into(),
         );
     }
-    if leader.underground.is_some() || !game.same_location(leader, unit) {
+    // The router is above ground (`check_router`), so one in its Location is too (A2.8).
+    if !game.same_location(leader, unit) {
         return Err(RuleViolation::with(
             "A10.711",
             ViolationKind::Geometry,
@@ -320,16 +321,7 @@ fn interdiction(
             ],
         ));
     };
-    if !(1..=crate::morale::rally::BROKEN_MORALE_MAX).contains(&morale) {
-        return Err(RuleViolation::new(
-            "A10.53",
-            ViolationKind::UnitState,
-            format!(
-                "the Interdiction NMC is against the broken side's morale (A10.4), 1 to {}, not {morale}",
-                crate::morale::rally::BROKEN_MORALE_MAX
-            ),
-        ));
-    }
+    crate::morale::rally::check_broken_morale(morale, "A10.53")?;
     let mut checked = crate::morale::interdiction(
         &after,
         by,
