@@ -99,6 +99,8 @@
   const el = (id) => document.getElementById(id);
   /** Ids in the order a player counts them: `ru-sq2` before `ru-sq10`. */
   const naturally = new Intl.Collator("en", { numeric: true }).compare;
+  /** Units left to set up that the set-up prompt names one by one; more are counted by kind. */
+  const SETUP_NAMED_MAX = 12;
 
   const page = {
     game: null,
@@ -1494,7 +1496,10 @@
    * selected on the map); the server rules on the area, stacking and terrain (A12.12, A5.1). */
   function setUpIn(state, name) {
     const selected = [...page.selected].filter((id) => state.units[id]);
-    const moving = selected.length === 1 && state.units[selected[0]].hex !== name ? state.units[selected[0]] : null;
+    // A unit selected is set up again where it is clicked: in another hex it moves there; in
+    // its own, with weapons picked, it takes them where it stands (A4.43).
+    const one = selected.length === 1 ? state.units[selected[0]] : null;
+    const moving = one && (one.hex !== name || page.setupWeapons.size) ? one : null;
     const unit = moving ? moving.id : (setupPick(state) || {}).id;
     if (!unit) {
       pickStack(name);
@@ -2538,7 +2543,7 @@
       return {
         yours: true,
         step: true,
-        text: `Set-up step. Your set-up (A12.12): every unit is placed.${give} Click a placed unit's hex and another hex of your area (shaded) to move it${weapons.length ? " with the weapons picked" : ", or Done (N) to end your set-up"}; take one back with its ↶ button.`,
+        text: `Set-up step. Your set-up (A12.12): every unit is placed.${give} ${weapons.length ? " To give them to a placed unit, click its hex, pick it in the stack, pick the weapons, then click its hex again (or another hex of your area, shaded, to move it there with them)" : " Click a placed unit's hex and another hex of your area (shaded) to move it, or Done (N) to end your set-up"}; take one back with its ↶ button.`,
         weapons,
         lifts: placed,
       };
@@ -2549,6 +2554,20 @@
         .filter(Boolean).join(", ");
       return `\`${u.id}\` ${u.kind}${u.ratings ? ` ${u.ratings}` : ""}${may ? ` (${may})` : ""}`;
     });
+    if (left.length > SETUP_NAMED_MAX) {
+      // A published order of battle runs to a hundred counters: named one by one they bury
+      // the prompt, so they are counted by kind and ratings; each is a button below.
+      const counts = new Map();
+      for (const u of left) {
+        const may = [u.may_conceal ? "may be concealed" : "", u.may_hide ? "may be HIP" : ""]
+          .filter(Boolean).join(", ");
+        const what = `${u.kind}${u.ratings ? ` ${u.ratings}` : ""}${may ? ` (${may})` : ""}`;
+        counts.set(what, (counts.get(what) || 0) + 1);
+      }
+      words.length = 0;
+      for (const [what, n] of counts) words.push(`${n} × ${what}`);
+      words.push("each picked from the buttons below");
+    }
     return {
       yours: true,
       step: true,
