@@ -1460,14 +1460,24 @@
       }
       markTarget(name);
       if (moment(state).step.phase === "RtPh" && page.mode === "move") {
-        // A rout is one broken unit's, one hex per command (A10.5).
-        if (units.length !== 1) {
+        // A rout is one broken unit's, one hex per command (A10.5); a Good Order leader of its
+        // Location picked with it routs along (Voluntary Rout, A10.711), every step of it.
+        // Of two picked, the broken one routs and the other goes along; the server rules on both.
+        const broken = units.length === 2
+          ? units.filter((id) => state.units[id] && state.units[id].morale === "broken") : units;
+        if (units.length > 2 || broken.length !== 1) {
           markTarget(null);
-          say(`Select the one broken unit to rout: units rout one at a time (A10.5).`);
+          say(`Select the one broken unit to rout, and a leader of its Location if he routs along: units rout one at a time (A10.5, A10.711).`);
           return;
         }
+        const along = units.find((id) => id !== broken[0]);
         // The broken side's morale goes with it, for an Interdiction NMC (A10.53).
-        propose({ rout: { unit: units[0], to: name, morale: page.routMorale } }, `Rout ${units[0]} to ${name}`);
+        if (along) {
+          propose({ rout_with_leader: { unit: broken[0], leader: along, to: name, morale: page.routMorale } },
+            `Rout ${broken[0]} with ${along} to ${name}`);
+        } else {
+          propose({ rout: { unit: broken[0], to: name, morale: page.routMorale } }, `Rout ${broken[0]} to ${name}`);
+        }
       } else if (page.mode === "sewer") {
         propose({ sewer_move: { units, to: name } }, `Sewer move of ${units.join(" ")} to ${name}`);
       } else if (moment(state).step.phase === "APh") {
@@ -2674,6 +2684,30 @@
       }
     }
     const { step: now, acting: actingNow } = moment(state);
+    // The enemy stack moving now, as this side's projection shows it: the DEFENDER's moment
+    // to fire at it before it moves on (Defensive First Fire, A8.1), which nothing else on
+    // the page says while it waits on the ATTACKER's move.
+    const moving = now.phase === "MPh" && actingNow !== me && !state.attack && !state.over
+      ? (state.movement.moving_stack || []).filter((id) => state.units[id] && !state.units[id].eliminated)
+        .sort(naturally) : [];
+    if (moving.length) {
+      const at = state.units[moving[0]].hex;
+      found.push({
+        yours: true,
+        optional: true,
+        text: `The ${sideName(state, actingNow)}'s stack moving now: ${moving.map((id) => `\`${id}\``).join(", ")} in ${at}. You may fire at it before it moves on — Defensive First Fire (A8.1): pick your firers (their SW in the stack list), K, then click ${at}.`,
+      });
+    }
+    for (const { seq, effect } of leftToPlayers()) {
+      // What the referee left to the players in this step and nobody adjudicated since: the
+      // record says it once, and it would otherwise scroll away unanswered.
+      found.push({
+        yours: true,
+        optional: true,
+        text: `Left to the players (#${seq}): ${effect.why} (${effect.rule}). Roll (R) what it needs, then adjudicate (A) the outcome; the other side accepts or disputes it.`,
+        answers: effect.unit ? [[`Adjudicate ${effect.unit}…`, () => adjudicateFor(effect.unit)]] : [],
+      });
+    }
     const due = now.phase === "MPh" && actingNow === me && !state.over ? dueToEnter(state) : [];
     if (due.length) {
       found.push({
@@ -2748,7 +2782,7 @@
       found.push({
         yours: true,
         step: true,
-        text: `Rout Phase: ${routing.detail} (${routing.rule}). Pick the unit, then click the adjacent hex it routs to.`,
+        text: `Rout Phase: ${routing.detail} (${routing.rule}). Pick the unit (and a Good Order leader of its Location in the stack list, to rout along: A10.711), then click the adjacent hex it routs to.`,
         routers: ownUnits(state).filter((u) => u.morale === "broken" && !u.hidden && !u.underground)
           .sort((a, b) => naturally(a.id, b.id)),
       });
@@ -3147,6 +3181,32 @@
   }
 
   /** The Dispute answer: the form, at that adjudication, waiting for the reason. */
+  /** The effects the referee left to the players (`fire_effect_left_to_players`) since the
+   * current step began, each with its event number, less those of a unit adjudicated after
+   * it: from this side's own stream, so they say nothing its projection does not. */
+  function leftToPlayers() {
+    const found = [];
+    const adjudicated = new Set();
+    for (let i = page.entries.length - 1; i >= 0; i -= 1) {
+      const e = page.entries[i];
+      const ev = e.event || {};
+      if (ev.step_ended || ev.step_passed || ev.setup_ended) break;
+      if (ev.outcome_adjudicated) adjudicated.add(ev.outcome_adjudicated.unit);
+      const effect = ev.fire_effect_left_to_players;
+      if (effect && !(effect.unit && adjudicated.has(effect.unit))) found.push({ seq: e.seq, effect });
+    }
+    return found.reverse();
+  }
+
+  /** The Adjudicate answer: the form, with the unit the referee left to the players. */
+  function adjudicateFor(unit) {
+    el("forms").open = true;
+    drawForms();
+    el("adjudicate-unit").value = unit;
+    el("adjudicate-outcome").focus();
+    say(`Adjudicate ${unit}: pick its outcome (and the roll it follows), then Enter.`);
+  }
+
   function disputeFor(seq) {
     el("forms").open = true;
     drawForms();

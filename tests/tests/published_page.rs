@@ -7,6 +7,11 @@
 //!   set-up prompt, not named one by one (each stays a button); a weapon left to give goes
 //!   to a unit already placed by a click on its own hex, without moving it away and back
 //!   (A4.43).
+//! - Turn 1: while the ATTACKER's stack moves, the DEFENDER's page says he may fire at it
+//!   now (Defensive First Fire, A8.1), and stops saying so once the MPh ends; a broken squad
+//!   routs with the leader of its Location picked with it (Voluntary Rout, A10.711); what
+//!   the referee leaves to the players in the step (the pair's Interdiction NMC) stands in
+//!   both prompts, with an answer that opens the Adjudicate form, until it is adjudicated.
 //!
 //! Nothing is timed: every step waits for a condition on the page, with a generous bound.
 
@@ -313,6 +318,186 @@ async fn a_published_order_of_battle_is_set_up_on_the_page_with_its_weapon_given
     browser.type_key(&german, "n").await;
     let ended = send(&mut browser, &german).await;
     assert!(ended.starts_with("End set-up (A12.12)"), "{ended}");
+    let errors = browser.page_errors().await;
+    assert!(errors.is_empty(), "{errors:?}");
+    browser.close().await;
+    m.server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turn_one_of_a_published_save_tells_the_defender_to_fire_and_routs_a_leader_along() {
+    let mut m = new_match().await;
+    let [away, from, between, to] = column_of_four(&m.views[0]);
+    let russian_squad = m.units(Side::B, UnitKind::Squad).remove(0);
+    set_up_the_rest(
+        &mut m,
+        Side::B,
+        &[(russian_squad.as_str(), to, &[])],
+        from.column,
+    )
+    .await;
+    let squads = m.units(Side::A, UnitKind::Squad);
+    let (breaking, mover) = (squads[0].clone(), squads[1].clone());
+    let leader = m.units(Side::A, UnitKind::Leader).remove(0);
+    let lmg = m.views[0]
+        .scenario
+        .setup
+        .as_ref()
+        .unwrap()
+        .weapons
+        .values()
+        .find(|w| w.side == Side::A)
+        .unwrap()
+        .id
+        .clone();
+    set_up_the_rest(
+        &mut m,
+        Side::A,
+        &[
+            (breaking.as_str(), from, &[]),
+            (mover.as_str(), from, &[lmg.as_str()]),
+            (leader.as_str(), from, &[]),
+        ],
+        from.column,
+    )
+    .await;
+    for connection in std::mem::take(&mut m.connections) {
+        connection.close().await;
+    }
+
+    let mut browser = Browser::launch(&chromium_binary()).await;
+    let german = browser.open(&m.link(Side::A)).await;
+    let russian = browser.open(&m.link(Side::B)).await;
+    let players = [&german, &russian];
+    let (away, from, between) = (away.to_string(), from.to_string(), between.to_string());
+
+    // In his PFPh the German rules one squad broken, as a player adjudicates what the dice
+    // did off the board: it is to rout in the RtPh.
+    play_until(&mut browser, players, &at("PFPh, ATTACKER")).await;
+    browser
+        .eval(
+            &german,
+            &format!(
+                "document.getElementById('forms').open = true; \
+                 document.getElementById('adjudicate-unit').value = '{breaking}'; \
+                 document.getElementById('adjudicate-outcome').value = 'break'; \
+                 document.getElementById('adjudicate-form').requestSubmit()"
+            ),
+        )
+        .await;
+    send(&mut browser, &german).await;
+    settle(&mut browser, players).await;
+
+    // The MPh: no stack moves yet, and the Russian is told of none.
+    play_until(&mut browser, players, &at("MPh, ATTACKER")).await;
+    assert!(
+        !prompt(&mut browser, &russian).await.contains("moving now"),
+        "{}",
+        prompt(&mut browser, &russian).await
+    );
+    select(&mut browser, &german, &from, &[mover.as_str()]).await;
+    browser.eval(&german, &click_hex(&between)).await;
+    send(&mut browser, &german).await;
+    settle(&mut browser, players).await;
+    let told = prompt(&mut browser, &russian).await;
+    assert!(
+        told.contains(&format!(
+            "The German's stack moving now: {mover} in {between}. You may fire at it before it moves on — Defensive First Fire (A8.1)"
+        )),
+        "{told}"
+    );
+    // The German's own page says nothing of the kind to him.
+    assert!(!prompt(&mut browser, &german).await.contains("moving now"));
+    // The MPh over, the moment has passed.
+    play_until(&mut browser, players, &at("DFPh, DEFENDER")).await;
+    assert!(!prompt(&mut browser, &russian).await.contains("moving now"));
+
+    // The RtPh: the broken squad routs away with the leader picked with it (A10.711), into
+    // Open Ground in the Russian's LOS and normal range, which leaves its NMC to the players.
+    play_until(&mut browser, players, &at("RtPh, ATTACKER")).await;
+    // The page asks the referee whether the step may end; its answer names the router.
+    let rout = browser
+        .wait_for(
+            &german,
+            "the rout prompt",
+            "(() => { const t = document.getElementById('prompt').textContent; \
+             return t.startsWith('Rout Phase: ') && t; })()",
+            WAIT,
+        )
+        .await;
+    let rout = rout.as_str().unwrap();
+    assert!(rout.contains(&breaking), "{rout}");
+    assert!(
+        rout.contains("a Good Order leader of its Location"),
+        "{rout}"
+    );
+    browser
+        .eval(
+            &german,
+            &format!("document.querySelector('#prompt button.rout-pick[data-unit=\"{breaking}\"]').click()"),
+        )
+        .await;
+    let button = format!("#stack button.unit-pick[data-unit=\"{leader}\"]");
+    browser
+        .wait_for(
+            &german,
+            "the leader in the stack list",
+            &format!("document.querySelector('{button}') !== null"),
+            WAIT,
+        )
+        .await;
+    browser
+        .eval(
+            &german,
+            &format!("document.querySelector('{button}').click()"),
+        )
+        .await;
+    browser.eval(&german, &click_hex(&away)).await;
+    let routed = send(&mut browser, &german).await;
+    assert!(
+        routed.starts_with(&format!("Rout {breaking} with {leader} to {away}: ")),
+        "{routed}"
+    );
+    settle(&mut browser, players).await;
+    for tab in players {
+        let left = prompt(&mut browser, tab).await;
+        assert!(left.contains("Left to the players (#"), "{left}");
+        assert!(
+            left.contains(&format!("{breaking} routed with {leader}")),
+            "{left}"
+        );
+        assert!(left.contains("(A10.711)"), "{left}");
+    }
+    // Its answer opens the Adjudicate form at the squad; the German rules it, and the notice
+    // is gone from both pages.
+    browser
+        .eval(
+            &german,
+            &format!(
+                "[...document.querySelectorAll('#prompt button.answer')] \
+                 .find(b => b.textContent.includes('Adjudicate {breaking}')).click()"
+            ),
+        )
+        .await;
+    assert_eq!(
+        browser
+            .eval(&german, "document.getElementById('adjudicate-unit').value")
+            .await,
+        breaking.as_str()
+    );
+    browser
+        .eval(
+            &german,
+            "document.getElementById('adjudicate-outcome').value = 'eliminate'; \
+             document.getElementById('adjudicate-form').requestSubmit()",
+        )
+        .await;
+    send(&mut browser, &german).await;
+    settle(&mut browser, players).await;
+    for tab in players {
+        let after = prompt(&mut browser, tab).await;
+        assert!(!after.contains("Left to the players"), "{after}");
+    }
     let errors = browser.page_errors().await;
     assert!(errors.is_empty(), "{errors:?}");
     browser.close().await;
