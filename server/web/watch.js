@@ -2114,9 +2114,14 @@
         return dueToEnter(state).length ? null : `No unit of yours may enter now: ${waitingToEnter(state)
           .map((u) => `${u.id} enters from Turn ${u.enters.turn}`).join(", ") || "all have entered"} (A2.51).`;
       }
-      case "attack":
-        return state.attack && state.attack.by === page.side
-          ? `Your attack on ${state.attack.target} is open: resolve it first (A7).` : null;
+      case "attack": {
+        if (state.attack && state.attack.by === page.side) return `Your attack on ${state.attack.target} is open: resolve it first (A7).`;
+        // Fire is the ATTACKER's in his PFPh and AFPh, the DEFENDER's at the stack moving in
+        // the MPh and in his DFPh (A3.2–A3.5): elsewhere the button would only be refused.
+        const fires = ["PFPh", "DFPh", "AFPh"].includes(step.phase)
+          ? acting === page.side : step.phase === "MPh" && acting !== page.side;
+        return fires ? null : `Fire is the ATTACKER's in his PFPh and AFPh, the DEFENDER's in the MPh and his DFPh (A3.2–A3.5): ${now}.`;
+      }
       case "opportunity":
         // Beside fire in the PFPh: units that hold their fire for the AFPh (A7.25).
         return step.phase === "PFPh" && acting === page.side
@@ -3029,6 +3034,12 @@
       if (!keep) page.selected.delete(id);
     }
     const units = [...page.selected];
+    // Only what can apply now is offered; the rest says why on hover (and when its key is
+    // pressed); what this scenario never has is not shown at all.
+    if (unavailable(state, page.mode)) page.mode = "move";
+    // Units picked while nothing may be done with them now (the other side's move) are told
+    // so, not asked for a hex.
+    const idle = unavailable(state, page.mode);
     const phaseNow = moment(state).step.phase;
     const modes = {
       move: phaseNow === "RtPh" ? "click an adjacent hex to rout to (A10.5)"
@@ -3045,11 +3056,8 @@
       : page.mode === "enter" && page.entering.size
       ? `Entering ${[...page.entering].sort(naturally).join(" ")}: click a hex of their edge (shaded) (A2.51).`
       : units.length
-      ? `Selected ${units.join(" ")} (${mf(Math.max(...units.map((id) => (state.units[id] || {}).mf_spent || 0)))} MF spent): ${modes[page.mode]}.`
+      ? `Selected ${units.join(" ")} (${mf(Math.max(...units.map((id) => (state.units[id] || {}).mf_spent || 0)))} MF spent): ${!idle ? `${modes[page.mode]}.` : unavailable(state, "attack") ? idle : "fire with them: K, then click the hex to attack (A7)."}`
       : "Select your units: click a stack, then pick its counters.");
-    // Only what can apply now is offered; the rest says why on hover (and when its key is
-    // pressed); what this scenario never has is not shown at all.
-    if (unavailable(state, page.mode)) page.mode = "move";
     if (unavailable(state, "rally")) el("rally-form").hidden = true;
     if (page.cc && (unavailable(state, "close_combat") || !ccHexes(state).includes(page.cc.hex))) closeCc();
     // In the set-up step only placing, Done and the game's own actions apply (A12.12).

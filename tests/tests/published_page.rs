@@ -7,11 +7,12 @@
 //!   set-up prompt, not named one by one (each stays a button); a weapon left to give goes
 //!   to a unit already placed by a click on its own hex, without moving it away and back
 //!   (A4.43).
-//! - Turn 1: while the ATTACKER's stack moves, the DEFENDER's page says he may fire at it
-//!   now (Defensive First Fire, A8.1), and stops saying so once the MPh ends; a broken squad
-//!   routs with the leader of its Location picked with it (Voluntary Rout, A10.711); what
-//!   the referee leaves to the players in the step (the pair's Interdiction NMC) stands in
-//!   both prompts, with an answer that opens the Adjudicate form, until it is adjudicated.
+//! - Turn 1: the Attack button is offered only where a side may fire (A3.2–A3.5); while
+//!   the ATTACKER's stack moves, the DEFENDER's page says he may fire at it now (Defensive
+//!   First Fire, A8.1), and stops saying so once the MPh ends; a broken squad routs with the
+//!   leader of its Location picked with it (Voluntary Rout, A10.711); what the referee leaves
+//!   to the players in the step (the pair's Interdiction NMC) stands in both prompts, with an
+//!   answer that opens the Adjudicate form, until it is adjudicated.
 //!
 //! Nothing is timed: every step waits for a condition on the page, with a generous bound.
 
@@ -252,6 +253,9 @@ async fn set_up_the_rest(m: &mut Match, side: Side, placed: &[(&str, Hex, &[&str
     assert!(m.sent(side, &mut id, Command::Done).await, "set-up done");
 }
 
+/// JavaScript: the page's Attack button (K) is disabled.
+const ATTACK_OFF: &str = "document.querySelector('button[data-action=\"attack\"]').disabled";
+
 /// The prompt's text on `tab` once the page has settled.
 async fn settled_prompt(browser: &mut Browser, tab: &Tab) -> String {
     browser.wait_for(tab, "settled", SETTLED, WAIT).await;
@@ -371,6 +375,12 @@ async fn turn_one_of_a_published_save_tells_the_defender_to_fire_and_routs_a_lea
     let players = [&german, &russian];
     let (away, from, between) = (away.to_string(), from.to_string(), between.to_string());
 
+    // No fire in the RPh: neither page offers the Attack button it would only refuse.
+    settle(&mut browser, players).await;
+    for tab in players {
+        assert_eq!(browser.eval(tab, ATTACK_OFF).await, true);
+    }
+
     // In his PFPh the German rules one squad broken, as a player adjudicates what the dice
     // did off the board: it is to rout in the RtPh.
     play_until(&mut browser, players, &at("PFPh, ATTACKER")).await;
@@ -406,8 +416,29 @@ async fn turn_one_of_a_published_save_tells_the_defender_to_fire_and_routs_a_lea
         )),
         "{told}"
     );
-    // The German's own page says nothing of the kind to him.
+    // The German's own page says nothing of the kind to him, nor offers him fire in his
+    // MPh; the Russian's offers it.
     assert!(!prompt(&mut browser, &german).await.contains("moving now"));
+    assert_eq!(browser.eval(&german, ATTACK_OFF).await, true);
+    assert_eq!(browser.eval(&russian, ATTACK_OFF).await, false);
+    // His squad picked, the Russian is asked to fire, not to move on the German's move.
+    select(
+        &mut browser,
+        &russian,
+        &to.to_string(),
+        &[russian_squad.as_str()],
+    )
+    .await;
+    let hint = text(
+        &mut browser,
+        &russian,
+        "document.getElementById('selection').textContent",
+    )
+    .await;
+    assert_eq!(
+        hint,
+        format!("Selected {russian_squad} (0 MF spent): fire with them: K, then click the hex to attack (A7).")
+    );
     // The MPh over, the moment has passed.
     play_until(&mut browser, players, &at("DFPh, DEFENDER")).await;
     assert!(!prompt(&mut browser, &russian).await.contains("moving now"));
