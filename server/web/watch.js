@@ -99,6 +99,22 @@
   const el = (id) => document.getElementById(id);
   /** Ids in the order a player counts them: `ru-sq2` before `ru-sq10`. */
   const naturally = new Intl.Collator("en", { numeric: true }).compare;
+  /** Characters of a counter's ratings line, and of its id line, that fit its face at their
+   * type sizes (`4-6-7`, `ge-sq12`); a longer text is pressed into the face's width. */
+  const RATINGS_CHARS_MAX = 5;
+  const ID_CHARS_MAX = 8;
+
+  /** Sets `text` on the SVG text `node`, pressed into `width` when it has more than `chars`
+   * characters (smaller, and squeezed to that width), so it stays on its counter. */
+  function fitted(node, text, chars, width) {
+    const shown = text === null || text === undefined ? "" : String(text);
+    node.textContent = shown;
+    if (shown.length <= chars) return;
+    node.classList.add("long");
+    node.setAttribute("textLength", String(width));
+    node.setAttribute("lengthAdjust", "spacingAndGlyphs");
+  }
+
   /** Units left to set up that the set-up prompt names one by one; more are counted by kind. */
   const SETUP_NAMED_MAX = 12;
 
@@ -782,13 +798,15 @@
       return;
     }
     const broken = unit.morale === "broken";
-    svg("text", { class: "unit-id", x: 2, y: 6 }, g).textContent = unit.id;
+    fitted(svg("text", { class: "unit-id", x: 2, y: 6 }, g), unit.id, ID_CHARS_MAX, COUNTER - 3);
     svg("text", { class: "kind", x: cx, y: 13.5 }, g).textContent = KIND_MARKS[unit.kind] || words(unit.kind);
     if (broken) {
       // The broken side of the counter: a red band over it (A10.2).
       svg("rect", { class: "broken-band", x: 0, y: 15, width: COUNTER, height: 9 }, g);
     }
-    svg("text", { class: "ratings", x: cx, y: 22 }, g).textContent = unit.ratings;
+    // A vehicle's or Gun's name ("50L AT PaK 38") stands where a unit's ratings do: pressed
+    // into the counter's width rather than spilling over its neighbours.
+    fitted(svg("text", { class: "ratings", x: cx, y: 22 }, g), unit.ratings, RATINGS_CHARS_MAX, COUNTER - 2);
     const flags = [];
     if (broken) flags.push("broken");
     if (unit.morale === "berserk") flags.push("berserk");

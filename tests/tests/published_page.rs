@@ -3,10 +3,10 @@
 //! published set-up save's shape (each side's order of battle in the map's margin, a support
 //! weapon there to give, VASL's xz inside the zip) on board 02 synthesised in VASL's format.
 //!
-//! - Set-up: an order of battle of more than a dozen counters is counted by kind in the
-//!   set-up prompt, not named one by one (each stays a button); a weapon left to give goes
-//!   to a unit already placed by a click on its own hex, without moving it away and back
-//!   (A4.43).
+//! - Set-up: a Gun's name stays on its counter's face; an order of battle of more than a
+//!   dozen counters is counted by kind in the set-up prompt, not named one by one (each
+//!   stays a button); a weapon left to give goes to a unit already placed by a click on its
+//!   own hex, without moving it away and back (A4.43).
 //! - Turn 1: the Attack button is offered only where a side may fire (A3.2–A3.5); while
 //!   the ATTACKER's stack moves, the DEFENDER's page says he may fire at it now (Defensive
 //!   First Fire, A8.1), and stops saying so once the MPh ends; a broken squad routs with the
@@ -55,6 +55,10 @@ fn synthesised_save() -> Vec<u8> {
             ("piece;K;D; ;geLDR".into(), String::new()),
         ],
         vec![("piece;K;D;ge/geLMG;LMG".into(), String::new())],
+        vec![(
+            "piece;K;D;ge/gun/geAT38;50L AT PaK 38".into(),
+            String::new(),
+        )],
     ];
     for _ in 0..RUSSIAN_SQUADS {
         pieces.push(vec![(
@@ -294,13 +298,43 @@ async fn a_published_order_of_battle_is_set_up_on_the_page_with_its_weapon_given
     let german = browser.open(&m.link(Side::A)).await;
     let squads = m.units(Side::A, UnitKind::Squad);
     let leader = m.units(Side::A, UnitKind::Leader).remove(0);
+    let gun = m.units(Side::A, UnitKind::Counter).remove(0);
     let mut id = 100;
-    for unit in squads.iter().chain([&leader]) {
+    for unit in squads.iter().chain([&leader, &gun]) {
         assert!(
             m.sent(Side::A, &mut id, set_up(unit, from, &[])).await,
             "{unit}"
         );
     }
+    // The Gun's name stays on its counter's face, as its ratings would.
+    browser
+        .wait_for(
+            &german,
+            "the Gun on the map",
+            &format!("document.querySelector('.counter[data-unit=\"{gun}\"] .ratings') !== null"),
+            WAIT,
+        )
+        .await;
+    let width = browser
+        .eval(
+            &german,
+            &format!(
+                "document.querySelector('.counter[data-unit=\"{gun}\"] .ratings').getBBox().width"
+            ),
+        )
+        .await;
+    let face = browser
+        .eval(
+            &german,
+            &format!(
+                "document.querySelector('.counter[data-unit=\"{gun}\"] .face').getBBox().width"
+            ),
+        )
+        .await;
+    assert!(
+        width.as_f64().unwrap() <= face.as_f64().unwrap(),
+        "{gun}'s name is {width} wide on a face {face} wide"
+    );
     let give = settled_prompt(&mut browser, &german).await;
     assert!(give.contains("every unit is placed"), "{give}");
     assert!(give.contains("click its hex again"), "{give}");
