@@ -1831,6 +1831,14 @@
       box.classList.add("refused");
       setRich(el("proposal-text"), `${p.label}: refused (${v.rule}): ${v.detail}`);
       el("confirm").disabled = true;
+      // An Interdicted rout step waits on the router's broken morale, which the referee asks
+      // for as the CLI's line takes it: on the page it goes in the rout prompt's box.
+      const rout = p.command.rout || p.command.rout_with_leader;
+      const moraleBox = document.getElementById("rout-morale");
+      if (rout && rout.morale === null && v.rule === "A10.53" && moraleBox) {
+        say(`Type ${rout.unit}'s broken-side morale in the Broken morale box above, then click ${rout.to} again (A10.53).`);
+        moraleBox.focus({ preventScroll: true });
+      }
     }
   }
 

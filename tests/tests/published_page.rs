@@ -9,10 +9,11 @@
 //!   own hex, without moving it away and back (A4.43).
 //! - Turn 1: the Attack button is offered only where a side may fire (A3.2–A3.5); while
 //!   the ATTACKER's stack moves, the DEFENDER's page says he may fire at it now (Defensive
-//!   First Fire, A8.1), and stops saying so once the MPh ends; a broken squad routs with the
-//!   leader of its Location picked with it (Voluntary Rout, A10.711); what the referee leaves
-//!   to the players in the step (the pair's Interdiction NMC) stands in both prompts, with an
-//!   answer that opens the Adjudicate form, until it is adjudicated.
+//!   First Fire, A8.1), and stops saying so once the MPh ends; a broken squad's Interdicted
+//!   rout step asks for its broken-side morale in the rout prompt's box (A10.53); it routs
+//!   with the leader of its Location picked with it (Voluntary Rout, A10.711); what the
+//!   referee leaves to the players in the step (the pair's Interdiction NMC) stands in both
+//!   prompts, with an answer that opens the Adjudicate form, until it is adjudicated.
 //!
 //! Nothing is timed: every step waits for a condition on the page, with a generous bound.
 
@@ -502,6 +503,24 @@ async fn turn_one_of_a_published_save_tells_the_defender_to_fire_and_routs_a_lea
             &format!("document.querySelector('#prompt button.rout-pick[data-unit=\"{breaking}\"]').click()"),
         )
         .await;
+    // Alone, its step into the Russian's Interdiction waits on its broken-side morale, which
+    // the page asks for in the prompt's box (A10.53).
+    browser.eval(&german, &click_hex(&away)).await;
+    let refused = previewed(&mut browser, &german).await;
+    assert!(
+        refused.starts_with(&format!("Rout {breaking} to {away}: refused (A10.53)")),
+        "{refused}"
+    );
+    let asked = text(
+        &mut browser,
+        &german,
+        "document.getElementById('selection').textContent + ' | ' + document.activeElement.id",
+    )
+    .await;
+    assert_eq!(
+        asked,
+        format!("Type {breaking}'s broken-side morale in the Broken morale box above, then click {away} again (A10.53). | rout-morale")
+    );
     let button = format!("#stack button.unit-pick[data-unit=\"{leader}\"]");
     browser
         .wait_for(
