@@ -2755,12 +2755,24 @@
       found.push({
         yours: true,
         optional: true,
-        text: `Broken units of yours may attempt to rally now (A10.6): ${rallying.map((u) => `\`${u.id}\``).join(", ")}.`,
+        // The ATTACKER's Done ends the RPh for both sides: the DEFENDER is told his chance
+        // lasts only until then.
+        text: `Broken units of yours may attempt to rally now (A10.6): ${rallying.map((u) => `\`${u.id}\``).join(", ")}.${actingNow === me ? "" : ` Only until the ${sideName(state, actingNow)} ends the RPh, which ends it for both sides.`}`,
         answers: rallying.map((u) => [`Rally ${u.id}…`, () => {
           page.selected = new Set([u.id]);
           openRally(state);
           redrawPicks();
         }]),
+      });
+    }
+    const theirsBroken = now.phase === "RPh" && now.rule === "A3.1" && actingNow === me && !state.over
+      ? Object.values(state.units).filter((u) => u.side !== me && u.morale === "broken" && !u.eliminated &&
+        !u.hidden && !(state.movement.rallied || []).includes(u.id)).sort((a, b) => naturally(a.id, b.id)) : [];
+    if (theirsBroken.length) {
+      // The enemy's broken units, as this side sees them: its Done would end their RPh too.
+      found.push({
+        optional: true,
+        text: `The ${sideName(state, them)}'s broken units may attempt to rally in this RPh too (A10.6): ${theirsBroken.map((u) => `\`${u.id}\``).join(", ")}. Your Done ends the RPh for both sides.`,
       });
     }
     const designated = now.phase === "CCPh" && !state.over

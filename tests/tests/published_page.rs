@@ -7,13 +7,14 @@
 //!   dozen counters is counted by kind in the set-up prompt, not named one by one (each
 //!   stays a button); a weapon left to give goes to a unit already placed by a click on its
 //!   own hex, without moving it away and back (A4.43).
-//! - Turn 1: the Attack button is offered only where a side may fire (A3.2–A3.5); while
-//!   the ATTACKER's stack moves, the DEFENDER's page says he may fire at it now (Defensive
-//!   First Fire, A8.1), and stops saying so once the MPh ends; a broken squad's Interdicted
-//!   rout step asks for its broken-side morale in the rout prompt's box (A10.53); it routs
-//!   with the leader of its Location picked with it (Voluntary Rout, A10.711); what the
-//!   referee leaves to the players in the step (the pair's Interdiction NMC) stands in both
-//!   prompts, with an answer that opens the Adjudicate form, until it is adjudicated.
+//! - Turn 1: in the RPh both pages say the ATTACKER's Done ends the DEFENDER's chance to
+//!   rally too (A10.6); the Attack button is offered only where a side may fire (A3.2–A3.5);
+//!   while the ATTACKER's stack moves, the DEFENDER's page says he may fire at it now
+//!   (Defensive First Fire, A8.1), and stops saying so once the MPh ends; a broken squad's
+//!   Interdicted rout step asks for its broken-side morale in the rout prompt's box (A10.53);
+//!   it routs with the leader of its Location picked with it (Voluntary Rout, A10.711); what
+//!   the referee leaves to the players in the step (the pair's Interdiction NMC) stands in
+//!   both prompts, with an answer that opens the Adjudicate form, until it is adjudicated.
 //!
 //! Nothing is timed: every step waits for a condition on the page, with a generous bound.
 
@@ -261,6 +262,22 @@ async fn set_up_the_rest(m: &mut Match, side: Side, placed: &[(&str, Hex, &[&str
 /// JavaScript: the page's Attack button (K) is disabled.
 const ATTACK_OFF: &str = "document.querySelector('button[data-action=\"attack\"]').disabled";
 
+/// The player of `tab` adjudicates `outcome` for `unit` from the Adjudicate form, and sends it.
+async fn adjudicate(browser: &mut Browser, tab: &Tab, unit: &str, outcome: &str) {
+    browser
+        .eval(
+            tab,
+            &format!(
+                "document.getElementById('forms').open = true; \
+                 document.getElementById('adjudicate-unit').value = '{unit}'; \
+                 document.getElementById('adjudicate-outcome').value = '{outcome}'; \
+                 document.getElementById('adjudicate-form').requestSubmit()"
+            ),
+        )
+        .await;
+    send(browser, tab).await;
+}
+
 /// The prompt's text on `tab` once the page has settled.
 async fn settled_prompt(browser: &mut Browser, tab: &Tab) -> String {
     browser.wait_for(tab, "settled", SETTLED, WAIT).await;
@@ -416,21 +433,30 @@ async fn turn_one_of_a_published_save_tells_the_defender_to_fire_and_routs_a_lea
         assert_eq!(browser.eval(tab, ATTACK_OFF).await, true);
     }
 
+    // A Russian squad out of the way is ruled broken in the German's RPh: the Russian may
+    // rally it only until the German ends the RPh, and both pages say so (A10.6).
+    let far = m.units(Side::B, UnitKind::Squad).remove(1);
+    adjudicate(&mut browser, &russian, &far, "break").await;
+    settle(&mut browser, players).await;
+    let own = prompt(&mut browser, &russian).await;
+    assert!(
+        own.contains(&format!(
+            "Broken units of yours may attempt to rally now (A10.6): {far}. Only until the German ends the RPh, which ends it for both sides."
+        )),
+        "{own}"
+    );
+    let theirs = prompt(&mut browser, &german).await;
+    assert!(
+        theirs.contains(&format!(
+            "The Russian's broken units may attempt to rally in this RPh too (A10.6): {far}. Your Done ends the RPh for both sides."
+        )),
+        "{theirs}"
+    );
+
     // In his PFPh the German rules one squad broken, as a player adjudicates what the dice
     // did off the board: it is to rout in the RtPh.
     play_until(&mut browser, players, &at("PFPh, ATTACKER")).await;
-    browser
-        .eval(
-            &german,
-            &format!(
-                "document.getElementById('forms').open = true; \
-                 document.getElementById('adjudicate-unit').value = '{breaking}'; \
-                 document.getElementById('adjudicate-outcome').value = 'break'; \
-                 document.getElementById('adjudicate-form').requestSubmit()"
-            ),
-        )
-        .await;
-    send(&mut browser, &german).await;
+    adjudicate(&mut browser, &german, &breaking, "break").await;
     settle(&mut browser, players).await;
 
     // The MPh: no stack moves yet, and the Russian is told of none.
