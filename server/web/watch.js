@@ -99,6 +99,24 @@
   const el = (id) => document.getElementById(id);
   /** Ids in the order a player counts them: `ru-sq2` before `ru-sq10`. */
   const naturally = new Intl.Collator("en", { numeric: true }).compare;
+  /** Characters of a counter's ratings line, and of its id line, that fit its face at their
+   * type sizes (`4-6-7`, `ge-sq12`); a longer text is pressed into the face's width. */
+  const RATINGS_CHARS_MAX = 5;
+  const ID_CHARS_MAX = 8;
+
+  /** Sets `text` on the SVG text `node`, pressed into `width` when it has more than `chars`
+   * characters (smaller, and squeezed to that width), so it stays on its counter. */
+  function fitted(node, text, chars, width) {
+    const shown = text === null || text === undefined ? "" : String(text);
+    node.textContent = shown;
+    if (shown.length <= chars) return;
+    node.classList.add("long");
+    node.setAttribute("textLength", String(width));
+    node.setAttribute("lengthAdjust", "spacingAndGlyphs");
+  }
+
+  /** Units left to set up that the set-up prompt names one by one; more are counted by kind. */
+  const SETUP_NAMED_MAX = 12;
 
   const page = {
     game: null,
@@ -780,13 +798,15 @@
       return;
     }
     const broken = unit.morale === "broken";
-    svg("text", { class: "unit-id", x: 2, y: 6 }, g).textContent = unit.id;
+    fitted(svg("text", { class: "unit-id", x: 2, y: 6 }, g), unit.id, ID_CHARS_MAX, COUNTER - 3);
     svg("text", { class: "kind", x: cx, y: 13.5 }, g).textContent = KIND_MARKS[unit.kind] || words(unit.kind);
     if (broken) {
       // The broken side of the counter: a red band over it (A10.2).
       svg("rect", { class: "broken-band", x: 0, y: 15, width: COUNTER, height: 9 }, g);
     }
-    svg("text", { class: "ratings", x: cx, y: 22 }, g).textContent = unit.ratings;
+    // A vehicle's or Gun's name ("50L AT PaK 38") stands where a unit's ratings do: pressed
+    // into the counter's width rather than spilling over its neighbours.
+    fitted(svg("text", { class: "ratings", x: cx, y: 22 }, g), unit.ratings, RATINGS_CHARS_MAX, COUNTER - 2);
     const flags = [];
     if (broken) flags.push("broken");
     if (unit.morale === "berserk") flags.push("berserk");
@@ -1458,14 +1478,24 @@
       }
       markTarget(name);
       if (moment(state).step.phase === "RtPh" && page.mode === "move") {
-        // A rout is one broken unit's, one hex per command (A10.5).
-        if (units.length !== 1) {
+        // A rout is one broken unit's, one hex per command (A10.5); a Good Order leader of its
+        // Location picked with it routs along (Voluntary Rout, A10.711), every step of it.
+        // Of two picked, the broken one routs and the other goes along; the server rules on both.
+        const broken = units.length === 2
+          ? units.filter((id) => state.units[id] && state.units[id].morale === "broken") : units;
+        if (units.length > 2 || broken.length !== 1) {
           markTarget(null);
-          say(`Select the one broken unit to rout: units rout one at a time (A10.5).`);
+          say(`Select the one broken unit to rout, and a leader of its Location if he routs along: units rout one at a time (A10.5, A10.711).`);
           return;
         }
+        const along = units.find((id) => id !== broken[0]);
         // The broken side's morale goes with it, for an Interdiction NMC (A10.53).
-        propose({ rout: { unit: units[0], to: name, morale: page.routMorale } }, `Rout ${units[0]} to ${name}`);
+        if (along) {
+          propose({ rout_with_leader: { unit: broken[0], leader: along, to: name, morale: page.routMorale } },
+            `Rout ${broken[0]} with ${along} to ${name}`);
+        } else {
+          propose({ rout: { unit: broken[0], to: name, morale: page.routMorale } }, `Rout ${broken[0]} to ${name}`);
+        }
       } else if (page.mode === "sewer") {
         propose({ sewer_move: { units, to: name } }, `Sewer move of ${units.join(" ")} to ${name}`);
       } else if (moment(state).step.phase === "APh") {
@@ -1494,7 +1524,10 @@
    * selected on the map); the server rules on the area, stacking and terrain (A12.12, A5.1). */
   function setUpIn(state, name) {
     const selected = [...page.selected].filter((id) => state.units[id]);
-    const moving = selected.length === 1 && state.units[selected[0]].hex !== name ? state.units[selected[0]] : null;
+    // A unit selected is set up again where it is clicked: in another hex it moves there; in
+    // its own, with weapons picked, it takes them where it stands (A4.43).
+    const one = selected.length === 1 ? state.units[selected[0]] : null;
+    const moving = one && (one.hex !== name || page.setupWeapons.size) ? one : null;
     const unit = moving ? moving.id : (setupPick(state) || {}).id;
     if (!unit) {
       pickStack(name);
@@ -1798,6 +1831,14 @@
       box.classList.add("refused");
       setRich(el("proposal-text"), `${p.label}: refused (${v.rule}): ${v.detail}`);
       el("confirm").disabled = true;
+      // An Interdicted rout step waits on the router's broken morale, which the referee asks
+      // for as the CLI's line takes it: on the page it goes in the rout prompt's box.
+      const rout = p.command.rout || p.command.rout_with_leader;
+      const moraleBox = document.getElementById("rout-morale");
+      if (rout && rout.morale === null && v.rule === "A10.53" && moraleBox) {
+        say(`Type ${rout.unit}'s broken-side morale in the Broken morale box above, then click ${rout.to} again (A10.53).`);
+        moraleBox.focus({ preventScroll: true });
+      }
     }
   }
 
@@ -2101,9 +2142,14 @@
         return dueToEnter(state).length ? null : `No unit of yours may enter now: ${waitingToEnter(state)
           .map((u) => `${u.id} enters from Turn ${u.enters.turn}`).join(", ") || "all have entered"} (A2.51).`;
       }
-      case "attack":
-        return state.attack && state.attack.by === page.side
-          ? `Your attack on ${state.attack.target} is open: resolve it first (A7).` : null;
+      case "attack": {
+        if (state.attack && state.attack.by === page.side) return `Your attack on ${state.attack.target} is open: resolve it first (A7).`;
+        // Fire is the ATTACKER's in his PFPh and AFPh, the DEFENDER's at the stack moving in
+        // the MPh and in his DFPh (A3.2–A3.5): elsewhere the button would only be refused.
+        const fires = ["PFPh", "DFPh", "AFPh"].includes(step.phase)
+          ? acting === page.side : step.phase === "MPh" && acting !== page.side;
+        return fires ? null : `Fire is the ATTACKER's in his PFPh and AFPh, the DEFENDER's in the MPh and his DFPh (A3.2–A3.5): ${now}.`;
+      }
       case "opportunity":
         // Beside fire in the PFPh: units that hold their fire for the AFPh (A7.25).
         return step.phase === "PFPh" && acting === page.side
@@ -2540,7 +2586,7 @@
       return {
         yours: true,
         step: true,
-        text: `Set-up step. Your set-up (A12.12): every unit is placed.${give} Click a placed unit's hex and another hex of your area (shaded) to move it${weapons.length ? " with the weapons picked" : ", or Done (N) to end your set-up"}; take one back with its ↶ button.`,
+        text: `Set-up step. Your set-up (A12.12): every unit is placed.${give} ${weapons.length ? " To give them to a placed unit, click its hex, pick it in the stack, pick the weapons, then click its hex again (or another hex of your area, shaded, to move it there with them)" : " Click a placed unit's hex and another hex of your area (shaded) to move it, or Done (N) to end your set-up"}; take one back with its ↶ button.`,
         weapons,
         lifts: placed,
       };
@@ -2551,6 +2597,20 @@
         .filter(Boolean).join(", ");
       return `\`${u.id}\` ${u.kind}${u.ratings ? ` ${u.ratings}` : ""}${may ? ` (${may})` : ""}`;
     });
+    if (left.length > SETUP_NAMED_MAX) {
+      // A published order of battle runs to a hundred counters: named one by one they bury
+      // the prompt, so they are counted by kind and ratings; each is a button below.
+      const counts = new Map();
+      for (const u of left) {
+        const may = [u.may_conceal ? "may be concealed" : "", u.may_hide ? "may be HIP" : ""]
+          .filter(Boolean).join(", ");
+        const what = `${u.kind}${u.ratings ? ` ${u.ratings}` : ""}${may ? ` (${may})` : ""}`;
+        counts.set(what, (counts.get(what) || 0) + 1);
+      }
+      words.length = 0;
+      for (const [what, n] of counts) words.push(`${n} × ${what}`);
+      words.push("each picked from the buttons below");
+    }
     return {
       yours: true,
       step: true,
@@ -2672,6 +2732,30 @@
       }
     }
     const { step: now, acting: actingNow } = moment(state);
+    // The enemy stack moving now, as this side's projection shows it: the DEFENDER's moment
+    // to fire at it before it moves on (Defensive First Fire, A8.1), which nothing else on
+    // the page says while it waits on the ATTACKER's move.
+    const moving = now.phase === "MPh" && actingNow !== me && !state.attack && !state.over
+      ? (state.movement.moving_stack || []).filter((id) => state.units[id] && !state.units[id].eliminated)
+        .sort(naturally) : [];
+    if (moving.length) {
+      const at = state.units[moving[0]].hex;
+      found.push({
+        yours: true,
+        optional: true,
+        text: `The ${sideName(state, actingNow)}'s stack moving now: ${moving.map((id) => `\`${id}\``).join(", ")} in ${at}. You may fire at it before it moves on — Defensive First Fire (A8.1): pick your firers (their SW in the stack list), K, then click ${at}.`,
+      });
+    }
+    for (const { seq, effect } of leftToPlayers()) {
+      // What the referee left to the players in this step and nobody adjudicated since: the
+      // record says it once, and it would otherwise scroll away unanswered.
+      found.push({
+        yours: true,
+        optional: true,
+        text: `Left to the players (#${seq}): ${effect.why} (${effect.rule}). Roll (R) what it needs, then adjudicate (A) the outcome; the other side accepts or disputes it.`,
+        answers: effect.unit ? [[`Adjudicate ${effect.unit}…`, () => adjudicateFor(effect.unit)]] : [],
+      });
+    }
     const due = now.phase === "MPh" && actingNow === me && !state.over ? dueToEnter(state) : [];
     if (due.length) {
       found.push({
@@ -2688,12 +2772,24 @@
       found.push({
         yours: true,
         optional: true,
-        text: `Broken units of yours may attempt to rally now (A10.6): ${rallying.map((u) => `\`${u.id}\``).join(", ")}.`,
+        // The ATTACKER's Done ends the RPh for both sides: the DEFENDER is told his chance
+        // lasts only until then.
+        text: `Broken units of yours may attempt to rally now (A10.6): ${rallying.map((u) => `\`${u.id}\``).join(", ")}.${actingNow === me ? "" : ` Only until the ${sideName(state, actingNow)} ends the RPh, which ends it for both sides.`}`,
         answers: rallying.map((u) => [`Rally ${u.id}…`, () => {
           page.selected = new Set([u.id]);
           openRally(state);
           redrawPicks();
         }]),
+      });
+    }
+    const theirsBroken = now.phase === "RPh" && now.rule === "A3.1" && actingNow === me && !state.over
+      ? Object.values(state.units).filter((u) => u.side !== me && u.morale === "broken" && !u.eliminated &&
+        !u.hidden && !(state.movement.rallied || []).includes(u.id)).sort((a, b) => naturally(a.id, b.id)) : [];
+    if (theirsBroken.length) {
+      // The enemy's broken units, as this side sees them: its Done would end their RPh too.
+      found.push({
+        optional: true,
+        text: `The ${sideName(state, them)}'s broken units may attempt to rally in this RPh too (A10.6): ${theirsBroken.map((u) => `\`${u.id}\``).join(", ")}. Your Done ends the RPh for both sides.`,
       });
     }
     const designated = now.phase === "CCPh" && !state.over
@@ -2746,7 +2842,7 @@
       found.push({
         yours: true,
         step: true,
-        text: `Rout Phase: ${routing.detail} (${routing.rule}). Pick the unit, then click the adjacent hex it routs to.`,
+        text: `Rout Phase: ${routing.detail} (${routing.rule}). Pick the unit (and a Good Order leader of its Location in the stack list, to rout along: A10.711), then click the adjacent hex it routs to.`,
         routers: ownUnits(state).filter((u) => u.morale === "broken" && !u.hidden && !u.underground)
           .sort((a, b) => naturally(a.id, b.id)),
       });
@@ -2993,6 +3089,12 @@
       if (!keep) page.selected.delete(id);
     }
     const units = [...page.selected];
+    // Only what can apply now is offered; the rest says why on hover (and when its key is
+    // pressed); what this scenario never has is not shown at all.
+    if (unavailable(state, page.mode)) page.mode = "move";
+    // Units picked while nothing may be done with them now (the other side's move) are told
+    // so, not asked for a hex.
+    const idle = unavailable(state, page.mode);
     const phaseNow = moment(state).step.phase;
     const modes = {
       move: phaseNow === "RtPh" ? "click an adjacent hex to rout to (A10.5)"
@@ -3009,11 +3111,8 @@
       : page.mode === "enter" && page.entering.size
       ? `Entering ${[...page.entering].sort(naturally).join(" ")}: click a hex of their edge (shaded) (A2.51).`
       : units.length
-      ? `Selected ${units.join(" ")} (${mf(Math.max(...units.map((id) => (state.units[id] || {}).mf_spent || 0)))} MF spent): ${modes[page.mode]}.`
+      ? `Selected ${units.join(" ")} (${mf(Math.max(...units.map((id) => (state.units[id] || {}).mf_spent || 0)))} MF spent): ${!idle ? `${modes[page.mode]}.` : unavailable(state, "attack") ? idle : "fire with them: K, then click the hex to attack (A7)."}`
       : "Select your units: click a stack, then pick its counters.");
-    // Only what can apply now is offered; the rest says why on hover (and when its key is
-    // pressed); what this scenario never has is not shown at all.
-    if (unavailable(state, page.mode)) page.mode = "move";
     if (unavailable(state, "rally")) el("rally-form").hidden = true;
     if (page.cc && (unavailable(state, "close_combat") || !ccHexes(state).includes(page.cc.hex))) closeCc();
     // In the set-up step only placing, Done and the game's own actions apply (A12.12).
@@ -3145,6 +3244,32 @@
   }
 
   /** The Dispute answer: the form, at that adjudication, waiting for the reason. */
+  /** The effects the referee left to the players (`fire_effect_left_to_players`) since the
+   * current step began, each with its event number, less those of a unit adjudicated after
+   * it: from this side's own stream, so they say nothing its projection does not. */
+  function leftToPlayers() {
+    const found = [];
+    const adjudicated = new Set();
+    for (let i = page.entries.length - 1; i >= 0; i -= 1) {
+      const e = page.entries[i];
+      const ev = e.event || {};
+      if (ev.step_ended || ev.step_passed || ev.setup_ended) break;
+      if (ev.outcome_adjudicated) adjudicated.add(ev.outcome_adjudicated.unit);
+      const effect = ev.fire_effect_left_to_players;
+      if (effect && !(effect.unit && adjudicated.has(effect.unit))) found.push({ seq: e.seq, effect });
+    }
+    return found.reverse();
+  }
+
+  /** The Adjudicate answer: the form, with the unit the referee left to the players. */
+  function adjudicateFor(unit) {
+    el("forms").open = true;
+    drawForms();
+    el("adjudicate-unit").value = unit;
+    el("adjudicate-outcome").focus();
+    say(`Adjudicate ${unit}: pick its outcome (and the roll it follows), then Enter.`);
+  }
+
   function disputeFor(seq) {
     el("forms").open = true;
     drawForms();
