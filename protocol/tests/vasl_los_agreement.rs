@@ -62,11 +62,11 @@ fn load_map(
                 _ => (b, false),
             };
             let (file, number) = board_of(token);
-            if !cache.contains_key(&number) {
+            if let std::collections::btree_map::Entry::Vacant(slot) = cache.entry(number) {
                 let path = dir.join(&file);
                 let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
                 let archive = archive::read(&bytes).map_err(|e| format!("board {token}: {e}"))?;
-                cache.insert(number, Arc::new(archive));
+                slot.insert(Arc::new(archive));
             }
             placed.push(Placed {
                 number,
