@@ -39,10 +39,15 @@ javac -nowarn -encoding UTF-8 -d "$tmp/classes" -sourcepath "$here/stubs:$tmp/va
 run() { java ${JAVA_OPTS:-} -cp "$tmp/classes" VaslLos --shared "$boards/SharedBoardMetadata.xml" \
     --boards "$boards" --repeat 1 "$@"; }
 
-for b in "${list[@]}"; do
-    name="bd$b"; [[ $b =~ ^[0-9]$ ]] && name="bd0$b"
+# the archive's name of a board (1 -> bd01, a -> bda), taken from the mirror unless present
+archive() {
+    local name="bd$1"; [[ $1 =~ ^[0-9]$ ]] && name="bd0$1"
     [ -s "$boards/$name" ] || git -C "$mirror" cat-file blob "HEAD:boards/bdFiles/$name" > "$boards/$name" 2>/dev/null \
-        || { rm -f "$boards/$name"; echo "board $b: no archive bdFiles/$name in the mirror" >&2; continue; }
+        || { rm -f "$boards/$name"; echo "board $1: no archive bdFiles/$name in the mirror" >&2; return 1; }
+    echo "$name"
+}
+for b in "${list[@]}"; do
+    name="$(archive "$b")" || continue
     run --layout "$b" --pairs "$pairs" --out "$refs/$name.tsv" 2>"$refs/$name.log" \
         || echo "board $b: VASL failed (see $refs/$name.log)" >&2
     run --layout "$b" --pairs "$pairs" --levels --seed 38 --out "$refs/$name-levels.tsv" 2>"$refs/$name-levels.log" \
@@ -50,6 +55,10 @@ for b in "${list[@]}"; do
 done
 for l in $layouts; do
     f="m-$(echo "$l" | tr ',/' '_-')"
+    for b in $(echo "$l" | tr ',/' '  '); do
+        [[ $b =~ ^[0-9]+r$ ]] && b="${b%r}"
+        archive "$b" > /dev/null || true
+    done
     run --layout "$l" --pairs "$pairs" --out "$refs/$f.tsv" 2>"$refs/$f.log" || echo "layout $l: VASL failed" >&2
     run --layout "$l" --pairs "$pairs" --levels --seed 38 --out "$refs/$f-levels.tsv" 2>"$refs/$f-levels.log" \
         || echo "layout $l, levels: VASL failed" >&2
