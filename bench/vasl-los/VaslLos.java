@@ -21,7 +21,7 @@ import java.util.Random;
 /**
  * Usage: VaslLos --shared SharedBoardMetadata.xml --boards DIR --layout LAYOUT
  *                [--pairs N] [--seed S] [--repeat R] [--max-range R] [--out FILE]
- *                [--pairs-file FILE] [--dump-hexes FILE]
+ *                [--pairs-file FILE] [--dump-hexes FILE] [--levels]
  *
  * Pairs are drawn with java.util.Random(seed): from = any hex, to = any other hex
  * (within --max-range hexes by VASL's range, when given). --pairs-file takes the pairs from
@@ -29,19 +29,25 @@ import java.util.Random;
  * so VASL can be timed on exactly the pairs another engine answered.
  * --dump-hexes writes what VASL derived for every hex (LOS point, base level, terrain,
  * hexside terrain).
+ * --levels asks from and to upper levels too: each end is, half the time, a hex that is
+ * raised (a building with upper levels, or a hill: base level above 0), and in a building
+ * with upper levels its Location is, with even odds, one of those levels (VASL's "Level n"
+ * Locations; rooftops and cellars are left out) rather than the ground.
  *
  * LAYOUT: boards west to east separated by ',', rows north to south separated by '/',
  * a trailing 'r' rotates a board 180 degrees: "1", "1,2r/3,4". Board "1" is archive
  * bd01 (or bd1); any other name is tried as bd&lt;name&gt; then as a file name.
  *
  * Output (TSV, one line per pair, header first):
- *   layout  from  to  blocked  hindrances  reason
+ *   layout  from  to  blocked  hindrances  reason  from_level  to_level
  * blocked is 1/0, hindrances is VASL's LOSResult.getHindrance() (0 when blocked),
  * reason is VASL's reason text plus "@x,y" (map pixel where LOS was blocked), or empty.
  * Hex names are VASL's (A1, GG10, B0); with several boards they are prefixed with
  * the board name (1A1, 2rGG10 is written 2GG10: the board's name without the 'r').
  * A pair on which VASL itself throws (it does, rarely, e.g. a null neighbour hex beside a
  * board edge) is printed with blocked and hindrances "E" and the exception in reason.
+ * from_level and to_level are the ends' Location heights above their hex's ground, in
+ * levels (0 at ground; 1, 2 a building's upper levels).
  * Timing goes to stderr.
  */
 public class VaslLos {
@@ -53,6 +59,7 @@ public class VaslLos {
         int pairs = 5000, repeat = 3, maxRange = 0;
         String pairsFile = null, dumpHexes = null;
         long seed = 37;
+        boolean levels = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--shared": shared = args[++i]; break;
@@ -65,11 +72,12 @@ public class VaslLos {
                 case "--max-range": maxRange = Integer.parseInt(args[++i]); break;
                 case "--pairs-file": pairsFile = args[++i]; break;
                 case "--dump-hexes": dumpHexes = args[++i]; break;
+                case "--levels": levels = true; break;
                 default: throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
         if (shared == null || boardsDir == null) {
-            System.err.println("usage: VaslLos --shared SharedBoardMetadata.xml --boards DIR --layout 1|1,2r/3,4 [--pairs N] [--seed S] [--repeat R] [--max-range R] [--pairs-file FILE] [--dump-hexes FILE] [--out FILE]");
+            System.err.println("usage: VaslLos --shared SharedBoardMetadata.xml --boards DIR --layout 1|1,2r/3,4 [--pairs N] [--seed S] [--repeat R] [--max-range R] [--pairs-file FILE] [--dump-hexes FILE] [--levels] [--out FILE]");
             System.exit(2);
         }
 
@@ -158,14 +166,25 @@ public class VaslLos {
             from = new int[pairs];
             to = new int[pairs];
         }
+        // --levels: the hexes with a Location above their ground (a building's upper levels)
+        // or on a hill (base level above 0); each end is one of those half the time
+        List<Integer> raised = new ArrayList<>();
+        for (int k = 0; k < hexes.size(); k++)
+            if (upperLevels(hexes.get(k)).size() > 0 || hexes.get(k).getBaseHeight() > 0) raised.add(k);
         Random rng = new Random(seed);
         for (int i = 0; i < pairs && pairsFile == null; i++) {
-            int a = rng.nextInt(hexes.size()), b;
-            do { b = rng.nextInt(hexes.size()); }
+            int a = pick(rng, hexes.size(), levels ? raised : null), b;
+            do { b = pick(rng, hexes.size(), levels ? raised : null); }
             while (b == a || (maxRange > 0
                     && Map.range(hexes.get(a), hexes.get(b), map.getMapConfiguration()) > maxRange));
             from[i] = a;
             to[i] = b;
+        }
+        // each end's Location: its ground, or with --levels one of the building's upper levels
+        Location[] fromLoc = new Location[pairs], toLoc = new Location[pairs];
+        for (int i = 0; i < pairs; i++) {
+            fromLoc[i] = levels ? pickLevel(rng, hexes.get(from[i])) : hexes.get(from[i]).getCenterLocation();
+            toLoc[i] = levels ? pickLevel(rng, hexes.get(to[i])) : hexes.get(to[i]).getCenterLocation();
         }
 
         // compute (first pass is also the cold timing), then repeat for warm timings
@@ -178,8 +197,8 @@ public class VaslLos {
         for (int pass = 0; pass < Math.max(1, repeat) && pairs > 0; pass++) {
             long passStart = System.nanoTime();
             for (int i = 0; i < pairs; i++) {
-                Location s = hexes.get(from[i]).getCenterLocation();
-                Location t = hexes.get(to[i]).getCenterLocation();
+                Location s = fromLoc[i];
+                Location t = toLoc[i];
                 long a = System.nanoTime();
                 RuntimeException failure = null;
                 try {
@@ -221,17 +240,19 @@ public class VaslLos {
 
         int nBlocked = 0, nHind = 0, nFailed = 0;
         PrintStream o = out == null ? System.out : new PrintStream(new File(out), "UTF-8");
-        o.println("layout\tfrom\tto\tblocked\thindrances\treason");
+        o.println("layout\tfrom\tto\tblocked\thindrances\treason\tfrom_level\tto_level");
         for (int i = 0; i < pairs; i++) {
             if (failed[i]) {
                 nFailed++;
-                o.println(layout + "\t" + names.get(from[i]) + "\t" + names.get(to[i]) + "\tE\tE\t" + reason[i]);
+                o.println(layout + "\t" + names.get(from[i]) + "\t" + names.get(to[i]) + "\tE\tE\t" + reason[i]
+                        + "\t" + fromLoc[i].getBaseHeight() + "\t" + toLoc[i].getBaseHeight());
                 continue;
             }
             if (blocked[i]) nBlocked++;
             else if (hind[i] > 0) nHind++;
             o.println(layout + "\t" + names.get(from[i]) + "\t" + names.get(to[i]) + "\t"
-                    + (blocked[i] ? 1 : 0) + "\t" + hind[i] + "\t" + reason[i]);
+                    + (blocked[i] ? 1 : 0) + "\t" + hind[i] + "\t" + reason[i]
+                    + "\t" + fromLoc[i].getBaseHeight() + "\t" + toLoc[i].getBaseHeight());
         }
         o.flush();
         if (out != null) o.close();
@@ -259,6 +280,27 @@ public class VaslLos {
                             + (h.hasStairway() ? 1 : 0) + "\t" + sides);
                 }
         }
+    }
+
+    /** A hex index: any hex, or half the time one of `raised` when it is given and not empty. */
+    static int pick(Random rng, int n, List<Integer> raised) {
+        if (raised != null && !raised.isEmpty() && rng.nextBoolean()) return raised.get(rng.nextInt(raised.size()));
+        return rng.nextInt(n);
+    }
+
+    /** A building's upper level Locations (VASL's "Level n"; rooftops and cellars left out). */
+    static List<Location> upperLevels(Hex h) {
+        List<Location> up = new ArrayList<>();
+        for (Location l = h.getCenterLocation().getUpLocation(); l != null; l = l.getUpLocation())
+            if (l.getName() != null && l.getName().contains(" Level ")) up.add(l);
+        return up;
+    }
+
+    /** The hex's ground Location or, with even odds, one of its upper levels when it has any. */
+    static Location pickLevel(Random rng, Hex h) {
+        List<Location> up = upperLevels(h);
+        if (up.isEmpty() || rng.nextBoolean()) return h.getCenterLocation();
+        return up.get(rng.nextInt(up.size()));
     }
 
     static String baseName(String n) {

@@ -549,8 +549,11 @@ impl Walk<'_> {
         }
         // A6.2 / B10.1: a hill higher than both ends. Along a cliff hexside the thread runs at
         // the foot of the cliff as much as at its top (B11: the lower hex's level counts).
+        // A bridge's pixels carry its deck's level, not the ground's: a thread below the deck
+        // passes under it (B6: a bridge only hinders, and not from beneath).
         let cliff_floor = self.cliff_along();
-        if g2 > src_el && g2 > tgt_el && cliff_floor.is_none_or(|f| f > hi) {
+        let bridge = p.has(flag::BRIDGE);
+        if g2 > src_el && g2 > tgt_el && cliff_floor.is_none_or(|f| f > hi) && !bridge {
             return Some(Block::GroundLevel);
         }
         let split_same_level = p.has(flag::SPLIT) && g2 == src_el && g2 == tgt_el;
@@ -598,7 +601,14 @@ impl Walk<'_> {
         let cur_dep = self.props[usize::from(self.map.cell(self.cur).centre)].has(flag::DEPRESSION);
         let in_own_depression =
             cur_dep && (self.exits_depression || self.enters_depression) && height2 < 2;
-        if top == hi && top > lo && cliff_floor.is_none_or(|f| f >= hi) && !in_own_depression {
+        // A bridge's deck at the higher end's level is no crest: it hinders (B6), as counted
+        // above, and the lower end is seen past it.
+        if top == hi
+            && top > lo
+            && cliff_floor.is_none_or(|f| f >= hi)
+            && !in_own_depression
+            && !bridge
+        {
             if let Some(b) = self.crest(p, top - g2) {
                 return Some(b);
             }
@@ -1088,6 +1098,49 @@ mod tests {
         // From a level above it, the wall is not in the way.
         assert!(!los(&map, "1E3", 2, "1E8", 0).blocked);
         assert_eq!(map.cell_of(h("1E5")).unwrap().sides[3], WALL);
+    }
+
+    #[test]
+    fn a_bridge_hinders_and_is_passed_under_but_is_no_hill_or_crest() {
+        const WATER: u8 = 8;
+        const BRIDGE: u8 = 82; // Single Hex Stone Bridge
+                               // A stream at level -1 down column E, a stone bridge at level 0 across it in E5.
+        let stream = |bridge_level: i8| {
+            board(
+                &[
+                    ("E3", -1, WATER),
+                    ("E4", -1, WATER),
+                    ("E5", bridge_level, BRIDGE),
+                    ("E6", -1, WATER),
+                    ("E7", -1, WATER),
+                ],
+                |_, _| None,
+            )
+        };
+        let map = one(&stream(0));
+        // From the bank at level 0 into the stream past the bridge: the deck is at the higher
+        // end's level but is a Hindrance, not a crest (B6, terrain chart).
+        let v = los(&map, "1E2", 0, "1E7", 0);
+        assert!(!v.blocked, "{v:?}");
+        assert_eq!(v.hindrances, 1, "{v:?}");
+        assert!(v.reason.contains("in 1E5"), "{}", v.reason);
+        // Along the stream beneath the deck: the deck is no hill between the two.
+        let v = los(&map, "1E3", 0, "1E7", 0);
+        assert!(!v.blocked, "{v:?}");
+        assert_eq!(v.hindrances, 0, "{v:?}");
+        // Ground at the same level where the bridge was still stops both threads.
+        let map = one(&board(
+            &[
+                ("E3", -1, WATER),
+                ("E4", -1, WATER),
+                ("E5", 0, OPEN),
+                ("E6", -1, WATER),
+                ("E7", -1, WATER),
+            ],
+            |_, _| None,
+        ));
+        assert!(los(&map, "1E2", 0, "1E7", 0).blocked);
+        assert!(los(&map, "1E3", 0, "1E7", 0).blocked);
     }
 
     #[test]

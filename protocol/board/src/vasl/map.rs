@@ -72,6 +72,9 @@ pub(crate) mod flag {
     pub const UNKNOWN: u32 = 1 << 19;
     /// Gullies, streams, sunken roads: a hex below the ground around it (B19, A6.3).
     pub const DEPRESSION: u32 = 1 << 20;
+    /// Bridges: a Hindrance where the thread crosses their depiction, never a hill or crest
+    /// (B6; the terrain chart's bridge row).
+    pub const BRIDGE: u32 = 1 << 21;
 }
 
 /// A terrain code's properties, packed for the LOS walk.
@@ -145,6 +148,7 @@ pub(crate) fn props_table(table: &TerrainTable) -> Box<[Props; 256]> {
         set(t.category == Category::Factory, flag::FACTORY);
         set(t.category == Category::Marketplace, flag::MARKETPLACE);
         set(t.category == Category::Depression, flag::DEPRESSION);
+        set(t.category == Category::Bridge, flag::BRIDGE);
         out[usize::from(code)] = Props {
             flags: f,
             height: t.height,
