@@ -109,6 +109,9 @@ pub struct Imported {
     pub boards: Vec<Vec<String>>,
     /// The board archives the map needs (`bd02`), for the caller to find.
     pub board_files: Vec<String>,
+    /// `sides[0]` moves first. True when the save's Phase Track says so; otherwise the
+    /// order is the armies' own and who moves first is assumed.
+    pub first_on_phase_track: bool,
     pub sides: [ImportedSide; 2],
     pub units: Vec<ImportedUnit>,
     pub weapons: Vec<ImportedWeapon>,
@@ -285,12 +288,31 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
         })
         .collect();
 
-    let sides = sides_of(
+    let mut sides = sides_of(
         seen.iter()
             .zip(&left_out)
             .filter(|(_, out)| !**out)
             .map(|(s, _)| s),
     )?;
+    // The side the save's Phase Track shows moving first is listed first, so the file's
+    // `first` is the save's own word; with no Phase Track, or one naming an alliance both
+    // sides or neither fight for, the order stays the armies' and the file says it assumed it.
+    let first_moving = first_on_phase_track(
+        seen.iter()
+            .zip(&left_out)
+            .filter(|(_, out)| !**out)
+            .map(|(s, _)| s),
+    )
+    .and_then(|a| {
+        let mut playing = sides.iter().enumerate().filter(|(_, s)| s.plays_for == a);
+        match (playing.next(), playing.next()) {
+            (Some((i, _)), None) => Some(i),
+            _ => None,
+        }
+    });
+    if first_moving == Some(1) {
+        sides.swap(0, 1);
+    }
     let side_of = |n: &Nationality| -> usize {
         sides
             .iter()
@@ -600,6 +622,7 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
             id: s.id,
             name: s.name,
         }),
+        first_on_phase_track: first_moving.is_some(),
         units,
         weapons,
         report,
@@ -728,10 +751,33 @@ fn layout_of(game: &SavedGame) -> Result<Layout, ImportError> {
 struct SideDraft {
     id: String,
     name: String,
+    /// The alliance its armies fight for: whom a Phase Track's `Axis 1st` or `Allied 1st`
+    /// names.
+    plays_for: Alliance,
     /// Armies on this side.
     members: Vec<&'static str>,
     /// Set when the side is a whole alliance (a save of more than two armies).
     alliance: Option<Alliance>,
+}
+
+/// The alliance whose Player Turn comes first on the save's Phase Track, VASL's turn and
+/// phase marker: its counter is `Phase Track Axis 1st` or `Phase Track Allied 1st`, the
+/// player setting the save up choosing which. `None` with no Phase Track, or with two that
+/// disagree.
+fn first_on_phase_track<'a>(seen: impl IntoIterator<Item = &'a Seen<'a>>) -> Option<Alliance> {
+    let mut shown = seen.into_iter().filter_map(|s| match &s.counter {
+        Counter::KeptByTheGame { name } => {
+            let rest = name.strip_prefix("Phase Track")?.trim();
+            match rest.strip_suffix("1st")?.trim() {
+                "Axis" => Some(Alliance::Axis),
+                "Allied" => Some(Alliance::Allied),
+                _ => None,
+            }
+        }
+        _ => None,
+    });
+    let first = shown.next()?;
+    shown.all(|a| a == first).then_some(first)
 }
 
 /// The two sides: the two armies of the save's units, or its two alliances when it holds
@@ -757,6 +803,7 @@ fn sides_of<'a>(
     let army = |n: &Nationality| SideDraft {
         id: n.army.into(),
         name: n.army_name.into(),
+        plays_for: n.alliance,
         members: vec![n.army],
         alliance: None,
     };
@@ -769,6 +816,7 @@ fn sides_of<'a>(
             Alliance::Axis => "Axis".into(),
             Alliance::Allied => "Allied".into(),
         },
+        plays_for: a,
         members: armies
             .iter()
             .filter(|n| n.alliance == a)
@@ -946,6 +994,8 @@ The VASL counter each unit was read from is in the import's report.";
 const TURNS_NOTE: &str =
     "The save does not record the scenario's length: check it against the card.";
 const FIRST_NOTE: &str = "Nor who moves first: the first side listed is assumed.";
+const FIRST_READ_NOTE: &str =
+    "Who moves first is read off the save's Phase Track (Axis 1st or Allied 1st): check it against the card.";
 const MAP_NOTE: &str =
     "Rows north to south, boards west to east; \"r\" = turned through 180 degrees.";
 const SETUP_NOTE: &str =
@@ -978,7 +1028,11 @@ impl Imported {
         file.document(&TurnsKey {
             turns: options.turns,
         });
-        file.comment(FIRST_NOTE);
+        file.comment(if self.first_on_phase_track {
+            FIRST_READ_NOTE
+        } else {
+            FIRST_NOTE
+        });
         file.document(&SidesKeys {
             first: side_id(0),
             sides: self
@@ -1053,10 +1107,17 @@ impl Imported {
                 "the game lasts {} Game Turns: the save does not record the scenario's length (`turns`)",
                 options.turns
             ),
-            format!(
-                "the {} moves first: the first side listed (`first`)",
-                self.sides[0].name
-            ),
+            if self.first_on_phase_track {
+                format!(
+                    "the {} moves first, as the save's Phase Track shows (`first`)",
+                    self.sides[0].name
+                )
+            } else {
+                format!(
+                    "the {} moves first: the first side listed (`first`)",
+                    self.sides[0].name
+                )
+            },
         ];
         if let Some(setup) = self.setup_entry() {
             let names: Vec<&str> = setup
@@ -1798,6 +1859,79 @@ mod tests {
             .unwrap();
         assert_eq!(lmg["held_by"].as_str(), Some("ge-sq1"));
         assert_eq!(lmg["pp"].as_integer(), Some(1));
+    }
+
+    /// A Phase Track as VASL's: its counter named by who moves first, in the map's margin.
+    fn phase_track(s: &mut Save, id: &str, first: &str) {
+        let name = format!("piece;;D;tables/turn_phase;Phase Track {first} 1st");
+        s.piece(
+            id,
+            &[("submenu;Replace;Reset,Axis 1st", ""), (name.as_str(), "")],
+            (330, 362),
+        );
+    }
+
+    #[test]
+    fn the_side_the_phase_track_shows_first_moves_first() {
+        let file = |i: &Imported| -> toml::Table {
+            i.to_toml(&FileOptions {
+                name: "t".into(),
+                turns: 5,
+            })
+            .parse()
+            .unwrap()
+        };
+        let options = FileOptions {
+            name: "t".into(),
+            turns: 5,
+        };
+        // Allied 1st: the Russian, listed after the German by army, moves first, and the
+        // German sets up first.
+        let mut s = scenario_save();
+        phase_track(&mut s, "phase", "Allied");
+        let i = import(&s.game()).unwrap();
+        assert!(i.first_on_phase_track);
+        assert_eq!(i.sides[0].id, "russian");
+        assert_eq!(unit(&i, "ru-sq2").side, 0);
+        assert_eq!(unit(&i, "ge-sq1").side, 1);
+        let f = file(&i);
+        assert_eq!(f["first"].as_str(), Some("russian"));
+        let order = f["setup"]["order"].as_array().unwrap();
+        assert_eq!(order[0].as_str(), Some("german"));
+        assert!(i
+            .to_toml(&options)
+            .contains("read off the save's Phase Track"));
+        assert!(i
+            .assumptions(&options)
+            .iter()
+            .any(|a| a.starts_with("the Russian moves first, as the save's Phase Track shows")));
+        // The marker is still a marker the game keeps, not a counter left out.
+        assert!(i
+            .report
+            .iter()
+            .any(|e| e.category == Category::KeptByTheGame
+                && e.what.contains("Phase Track Allied 1st")));
+
+        // Axis 1st: the German.
+        let mut s = scenario_save();
+        phase_track(&mut s, "phase", "Axis");
+        let i = import(&s.game()).unwrap();
+        assert!(i.first_on_phase_track);
+        assert_eq!(file(&i)["first"].as_str(), Some("german"));
+
+        // No Phase Track, or two that disagree: the armies' order, said to be assumed.
+        for tracks in [&[][..], &["Axis", "Allied"][..]] {
+            let mut s = scenario_save();
+            for (n, first) in tracks.iter().enumerate() {
+                phase_track(&mut s, &format!("phase{n}"), first);
+            }
+            let i = import(&s.game()).unwrap();
+            assert!(!i.first_on_phase_track, "{tracks:?}");
+            assert_eq!(file(&i)["first"].as_str(), Some("german"));
+            assert!(i
+                .to_toml(&options)
+                .contains("the first side listed is assumed"));
+        }
     }
 
     #[test]
