@@ -94,8 +94,10 @@ pub enum ImportError {
     SlotTaken { column: u32, row: u32 },
     #[error("the board picker's layout leaves its slot at column {column}, row {row} empty; a scenario's map is a full rectangle of boards")]
     SlotEmpty { column: u32, row: u32 },
-    #[error("no unit was understood: nothing of either side to play (see the report)")]
-    NoUnits,
+    /// `held` counts the save's pieces by what the import took them for, in the project's
+    /// words (none of the save's): no report is written when the import is refused.
+    #[error("no unit was understood: nothing of either side to play (the save holds {held})")]
+    NoUnits { held: String },
     #[error("the save holds {units} units, more than a scenario's {max} (UNITS_MAX); `asl import` writes them to a file to cut down", max = board::scenario::UNITS_MAX)]
     TooManyUnits { units: usize },
     #[error("the save makes a scenario file of {bytes} bytes, more than a scenario's {max} (SCENARIO_BYTES_MAX); `asl import` writes it to a file to cut down", max = board::scenario::SCENARIO_BYTES_MAX)]
@@ -293,7 +295,8 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
             .zip(&left_out)
             .filter(|(_, out)| !**out)
             .map(|(s, _)| s),
-    )?;
+    )
+    .map_err(|_| no_units(&seen, &left_out))?;
     // The side the save's Phase Track shows moving first is listed first, so the file's
     // `first` is the save's own word; with no Phase Track, or one naming an alliance both
     // sides or neither fight for, the order stays the armies' and the file says it assumed it.
@@ -613,7 +616,7 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
     }
 
     if units.iter().all(|u| u.kind == UnitKind::Dummy) {
-        return Err(ImportError::NoUnits);
+        return Err(no_units(&seen, &left_out));
     }
     Ok(Imported {
         boards,
@@ -659,6 +662,32 @@ fn shown_words(text: &str, max: usize, fallback: &str) -> String {
 
 fn nationality_side(piece: &Piece, side_of: &dyn Fn(&Nationality) -> usize) -> Option<usize> {
     super::counters::nationality_of(piece).map(side_of)
+}
+
+/// The refusal of a save with no unit of either side, counting what it held instead: a tool's
+/// save of labels alone, or of markers, says so rather than pointing at a report nobody sees.
+fn no_units(seen: &[Seen], left_out: &[bool]) -> ImportError {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for (s, _) in seen.iter().zip(left_out).filter(|(_, out)| !**out) {
+        let what = match (&s.counter, &s.place) {
+            (_, Place::OtherMap(_) | Place::NoMap) => "on no map the game is played on",
+            (Counter::Unit { .. }, _) => "units",
+            (Counter::Concealment { .. }, _) => "\"?\" counters with nothing beneath (Dummies)",
+            (Counter::Weapon { .. }, _) => "support weapons",
+            (Counter::Other { .. }, _) => "vehicles, Guns or other counters",
+            (Counter::KeptByTheGame { .. }, _) => "markers the game keeps itself",
+            (Counter::NotUnderstood { .. }, _) => "labels or markers not understood",
+        };
+        *counts.entry(what).or_insert(0) += 1;
+    }
+    let held = if counts.is_empty() {
+        "no pieces".to_string()
+    } else {
+        let total: usize = counts.values().sum();
+        let parts: Vec<String> = counts.iter().map(|(w, n)| format!("{n} {w}")).collect();
+        format!("{total} pieces: {}", parts.join(", "))
+    };
+    ImportError::NoUnits { held }
 }
 
 fn describe(counter: &Counter) -> String {
@@ -825,7 +854,9 @@ fn sides_of<'a>(
         alliance: Some(a),
     };
     match armies.as_slice() {
-        [] => Err(ImportError::NoUnits),
+        [] => Err(ImportError::NoUnits {
+            held: String::new(),
+        }),
         [only] => {
             let other = if only.alliance == Alliance::Axis {
                 alliance(Alliance::Allied)
@@ -2053,6 +2084,23 @@ mod tests {
         );
         let mut only_markers = Save(vec![LAYOUT.to_string()]);
         only_markers.piece("turn", &[("piece;;D; ;Game Turn", "")], (1, 1));
-        assert_eq!(import(&only_markers.game()), Err(ImportError::NoUnits));
+        only_markers.piece(
+            "label",
+            &[
+                ("mark;DBCounterType", "global"),
+                ("piece;K;D;DO/LabelMe;User-Labeled", ""),
+            ],
+            (2, 2),
+        );
+        let refused = import(&only_markers.game()).unwrap_err();
+        assert_eq!(
+            refused,
+            ImportError::NoUnits {
+                held:
+                    "2 pieces: 1 labels or markers not understood, 1 markers the game keeps itself"
+                        .into()
+            }
+        );
+        assert!(!refused.to_string().contains("see the report"), "{refused}");
     }
 }
