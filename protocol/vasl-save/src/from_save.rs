@@ -111,8 +111,10 @@ pub struct Imported {
     pub boards: Vec<Vec<String>>,
     /// The board archives the map needs (`bd02`), for the caller to find.
     pub board_files: Vec<String>,
-    /// `sides[0]` moves first. True when the save's Phase Track says so; otherwise the
-    /// order is the armies' own and who moves first is assumed.
+    /// The side that moves first (an index of `sides`).
+    pub first: usize,
+    /// Whether the save's Phase Track says who moves first; otherwise the first side listed
+    /// is assumed to.
     pub first_on_phase_track: bool,
     pub sides: [ImportedSide; 2],
     pub units: Vec<ImportedUnit>,
@@ -290,16 +292,18 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
         })
         .collect();
 
-    let mut sides = sides_of(
+    let sides = sides_of(
         seen.iter()
             .zip(&left_out)
             .filter(|(_, out)| !**out)
             .map(|(s, _)| s),
     )
     .map_err(|_| no_units(&seen, &left_out))?;
-    // The side the save's Phase Track shows moving first is listed first, so the file's
-    // `first` is the save's own word; with no Phase Track, or one naming an alliance both
-    // sides or neither fight for, the order stays the armies' and the file says it assumed it.
+    // The side the save's Phase Track shows moving first is the file's `first`: the save's own
+    // word. With no Phase Track, or one naming an alliance both sides or neither fight for,
+    // the first side listed is, and the file says it assumed it. Who sets up first the save
+    // does not say (the card may have the side moving first set up first too): that stays
+    // the file's assumption, unchanged.
     let first_moving = first_on_phase_track(
         seen.iter()
             .zip(&left_out)
@@ -313,9 +317,6 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
             _ => None,
         }
     });
-    if first_moving == Some(1) {
-        sides.swap(0, 1);
-    }
     let side_of = |n: &Nationality| -> usize {
         sides
             .iter()
@@ -625,6 +626,7 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
             id: s.id,
             name: s.name,
         }),
+        first: first_moving.unwrap_or(0),
         first_on_phase_track: first_moving.is_some(),
         units,
         weapons,
@@ -1065,7 +1067,7 @@ impl Imported {
             FIRST_NOTE
         });
         file.document(&SidesKeys {
-            first: side_id(0),
+            first: side_id(self.first),
             sides: self
                 .sides
                 .iter()
@@ -1141,7 +1143,7 @@ impl Imported {
             if self.first_on_phase_track {
                 format!(
                     "the {} moves first, as the save's Phase Track shows (`first`)",
-                    self.sides[0].name
+                    self.sides[self.first].name
                 )
             } else {
                 format!(
@@ -1916,19 +1918,17 @@ mod tests {
             name: "t".into(),
             turns: 5,
         };
-        // Allied 1st: the Russian, listed after the German by army, moves first, and the
-        // German sets up first.
+        // Allied 1st: the Russian, listed after the German, moves first; who sets up first
+        // stays as the file assumes it without a Phase Track (the side listed second).
         let mut s = scenario_save();
         phase_track(&mut s, "phase", "Allied");
         let i = import(&s.game()).unwrap();
         assert!(i.first_on_phase_track);
-        assert_eq!(i.sides[0].id, "russian");
-        assert_eq!(unit(&i, "ru-sq2").side, 0);
-        assert_eq!(unit(&i, "ge-sq1").side, 1);
+        assert_eq!(i.sides[i.first].id, "russian");
         let f = file(&i);
         assert_eq!(f["first"].as_str(), Some("russian"));
         let order = f["setup"]["order"].as_array().unwrap();
-        assert_eq!(order[0].as_str(), Some("german"));
+        assert_eq!(order[0].as_str(), Some("russian"));
         assert!(i
             .to_toml(&options)
             .contains("read off the save's Phase Track"));
