@@ -137,7 +137,11 @@ async fn each_save(fire: Fire) {
     found.sort();
     assert!(!found.is_empty(), "no .vsav file in ASL_VASL_SAVES");
     for save in found {
-        play_to_close_combat(&save, &boards, fire).await;
+        match saves::kind(&save) {
+            saves::Kind::SetUp => play_to_close_combat(&save, &boards, fire).await,
+            saves::Kind::Placed => println!("{}: nothing to set up", save.display()),
+            saves::Kind::Refused(why) => println!("{}: refused: {why}", save.display()),
+        }
     }
 }
 

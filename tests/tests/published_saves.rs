@@ -54,6 +54,11 @@ async fn published_saves_become_games_that_survive_and_set_up_by_clicks() {
             continue;
         }
         seen += 1;
+        if let saves::Kind::Refused(why) = saves::kind(&save) {
+            // The import's refusal is what `asl new` prints: no game is made of it.
+            println!("{}: refused: {why}", save.display());
+            continue;
+        }
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
         let config = || Config {
