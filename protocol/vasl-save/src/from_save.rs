@@ -84,8 +84,10 @@ pub fn new_game_from_save(bytes: &[u8], name: &str) -> Result<NewGameFromSave, S
 /// Why a save cannot become a scenario.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ImportError {
-    #[error("the save lays out no boards (its board picker is empty)")]
-    NoBoards,
+    /// `held` counts the save's pieces as [`ImportError::NoUnits`] does: a tool's save of
+    /// counters on an empty map says what it holds.
+    #[error("the save lays out no boards (its board picker is empty): none of its pieces stands in a hex (the save holds {held})")]
+    NoBoards { held: String },
     #[error("board `{0}` is not a numbered geomorphic board; only those can be imported so far")]
     UnsupportedBoard(String),
     #[error("board `{0}` is magnified (a deluxe-sized board); only geomorphic boards at their own size can be imported")]
@@ -221,7 +223,15 @@ impl Place {
 
 /// Reads a saved game as a scenario.
 pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
-    let (layout, boards, board_files) = layout_of(game)?;
+    let (layout, boards, board_files) = layout_of(game).map_err(|e| match e {
+        ImportError::NoBoards { .. } => ImportError::NoBoards {
+            held: held(game.pieces.iter().map(|p| {
+                let elsewhere = p.map.as_deref() != main_map(game).as_deref();
+                (classify(p), elsewhere)
+            })),
+        },
+        e => e,
+    })?;
     let main_map = main_map(game);
 
     // A piece is one counter, imported once (issue 50). A save that defines an id again, or a
@@ -669,12 +679,26 @@ fn nationality_side(piece: &Piece, side_of: &dyn Fn(&Nationality) -> usize) -> O
 /// The refusal of a save with no unit of either side, counting what it held instead: a tool's
 /// save of labels alone, or of markers, says so rather than pointing at a report nobody sees.
 fn no_units(seen: &[Seen], left_out: &[bool]) -> ImportError {
+    let pieces = seen
+        .iter()
+        .zip(left_out)
+        .filter(|(_, out)| !**out)
+        .map(|(s, _)| {
+            let elsewhere = matches!(s.place, Place::OtherMap(_) | Place::NoMap);
+            (s.counter.clone(), elsewhere)
+        });
+    ImportError::NoUnits { held: held(pieces) }
+}
+
+/// The save's pieces counted by what the import took them for (`true`: on a map window the
+/// game is not played on), in the project's words, none of the save's.
+fn held(pieces: impl IntoIterator<Item = (Counter, bool)>) -> String {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for (s, _) in seen.iter().zip(left_out).filter(|(_, out)| !**out) {
-        let what = match (&s.counter, &s.place) {
-            (_, Place::OtherMap(_) | Place::NoMap) => "on no map the game is played on",
+    for (counter, elsewhere) in pieces {
+        let what = match (counter, elsewhere) {
+            (_, true) => "on no map the game is played on",
             (Counter::Unit { .. }, _) => "units",
-            (Counter::Concealment { .. }, _) => "\"?\" counters with nothing beneath (Dummies)",
+            (Counter::Concealment { .. }, _) => "\"?\" counters",
             (Counter::Weapon { .. }, _) => "support weapons",
             (Counter::Other { .. }, _) => "vehicles, Guns or other counters",
             (Counter::KeptByTheGame { .. }, _) => "markers the game keeps itself",
@@ -682,14 +706,14 @@ fn no_units(seen: &[Seen], left_out: &[bool]) -> ImportError {
         };
         *counts.entry(what).or_insert(0) += 1;
     }
-    let held = if counts.is_empty() {
+    if counts.is_empty() {
         "no pieces".to_string()
     } else {
         let total: usize = counts.values().sum();
-        let parts: Vec<String> = counts.iter().map(|(w, n)| format!("{n} {w}")).collect();
-        format!("{total} pieces: {}", parts.join(", "))
-    };
-    ImportError::NoUnits { held }
+        let parts: Vec<String> = counts.iter().map(|(w, n)| format!("{w} x{n}")).collect();
+        let pieces = if total == 1 { "piece" } else { "pieces" };
+        format!("{total} {pieces}: {}", parts.join(", "))
+    }
 }
 
 fn describe(counter: &Counter) -> String {
@@ -730,7 +754,9 @@ type Layout = (MapLayout, Vec<Vec<String>>, Vec<String>);
 
 fn layout_of(game: &SavedGame) -> Result<Layout, ImportError> {
     if game.boards.is_empty() {
-        return Err(ImportError::NoBoards);
+        return Err(ImportError::NoBoards {
+            held: String::new(),
+        });
     }
     let mut slots = Vec::new();
     let mut grid: BTreeMap<(u32, u32), String> = BTreeMap::new();
@@ -1435,7 +1461,9 @@ mod tests {
         );
         assert_eq!(
             new_game_from_save(&boardless, "x").unwrap_err(),
-            SaveImportError::Import(ImportError::NoBoards)
+            SaveImportError::Import(ImportError::NoBoards {
+                held: "no pieces".into()
+            })
         );
     }
 
@@ -2065,7 +2093,13 @@ mod tests {
             );
             s.game()
         };
-        assert_eq!(import(&squad("NOTES\t")), Err(ImportError::NoBoards));
+        // The squad on a map with no boards: refused, saying what the save holds.
+        assert_eq!(
+            import(&squad("NOTES\t")),
+            Err(ImportError::NoBoards {
+                held: "1 piece: units x1".into()
+            })
+        );
         assert_eq!(
             import(&squad("bd\t0\t0\tRB\tVER\t1\t")),
             Err(ImportError::UnsupportedBoard("RB".into()))
@@ -2097,7 +2131,7 @@ mod tests {
             refused,
             ImportError::NoUnits {
                 held:
-                    "2 pieces: 1 labels or markers not understood, 1 markers the game keeps itself"
+                    "2 pieces: labels or markers not understood x1, markers the game keeps itself x1"
                         .into()
             }
         );
