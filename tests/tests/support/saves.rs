@@ -57,9 +57,9 @@ pub fn kind(save: &Path) -> Kind {
     match new_game_from_save(&bytes, "x") {
         Ok(made) if made.imported.units.iter().all(|u| u.hex.is_some()) => Kind::Placed,
         Ok(_) => Kind::SetUp,
-        Err(e @ SaveImportError::Import(ImportError::NoBoards | ImportError::NoUnits { .. })) => {
-            Kind::Refused(e.to_string())
-        }
+        Err(
+            e @ SaveImportError::Import(ImportError::NoBoards { .. } | ImportError::NoUnits { .. }),
+        ) => Kind::Refused(e.to_string()),
         Err(e) => panic!("{}: {e}", save.display()),
     }
 }
