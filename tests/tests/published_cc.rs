@@ -11,7 +11,8 @@
 //! real board, every other unit well away, each support weapon still to give handed to a unit
 //! of its side (A4.43). Then the pages play Turn 1 to its CCPh: the squad moves one hex in the
 //! MPh, advances into the enemy's Location in the APh (A4.7), and both players designate their
-//! attacks from the CC form, which has the referee roll them on the CC Table (A11.11). A
+//! attacks from the CC form, which has the referee roll them on the CC Table (A11.11), and the
+//! Player Turn is played to its end, the other side's Player Turn beginning. A
 //! second test plays the same turn with the squad firing at the enemy squad from the page in
 //! the AFPh first (the IFT with the server's dice, A7.3); when the dice leave that squad
 //! changed (broken, pinned, reduced, killed), that save's turn ends with the fire.
@@ -136,7 +137,11 @@ async fn each_save(fire: Fire) {
     found.sort();
     assert!(!found.is_empty(), "no .vsav file in ASL_VASL_SAVES");
     for save in found {
-        play_to_close_combat(&save, &boards, fire).await;
+        match saves::kind(&save) {
+            saves::Kind::SetUp => play_to_close_combat(&save, &boards, fire).await,
+            saves::Kind::Placed => println!("{}: nothing to set up", save.display()),
+            saves::Kind::Refused(why) => println!("{}: refused: {why}", save.display()),
+        }
     }
 }
 
@@ -539,6 +544,18 @@ async fn play_to_close_combat(save: &Path, boards: &Path, fire: Fire) {
             .await
             .contains(&format!("Designate in {to}")),
         "{name}"
+    );
+    // The Player Turn ends: the CCPh is done and the side that moved first is the DEFENDER
+    // of the turn's second Player Turn (A3.1).
+    let phases = play_until(
+        &mut browser,
+        players,
+        &format!("({PHASE_LINE}).endsWith('DEFENDER')"),
+    )
+    .await;
+    assert!(
+        phases.iter().any(|p| p.starts_with("CCPh")),
+        "{name}: {phases:?}"
     );
     let shot = browser.screenshot(&attacker).await;
     std::fs::write(

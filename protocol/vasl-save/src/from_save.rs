@@ -84,8 +84,10 @@ pub fn new_game_from_save(bytes: &[u8], name: &str) -> Result<NewGameFromSave, S
 /// Why a save cannot become a scenario.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ImportError {
-    #[error("the save lays out no boards (its board picker is empty)")]
-    NoBoards,
+    /// `held` counts the save's pieces as [`ImportError::NoUnits`] does: a tool's save of
+    /// counters on an empty map says what it holds.
+    #[error("the save lays out no boards (its board picker is empty): none of its pieces stands in a hex (the save holds {held})")]
+    NoBoards { held: String },
     #[error("board `{0}` is not a numbered geomorphic board; only those can be imported so far")]
     UnsupportedBoard(String),
     #[error("board `{0}` is magnified (a deluxe-sized board); only geomorphic boards at their own size can be imported")]
@@ -94,8 +96,10 @@ pub enum ImportError {
     SlotTaken { column: u32, row: u32 },
     #[error("the board picker's layout leaves its slot at column {column}, row {row} empty; a scenario's map is a full rectangle of boards")]
     SlotEmpty { column: u32, row: u32 },
-    #[error("no unit was understood: nothing of either side to play (see the report)")]
-    NoUnits,
+    /// `held` counts the save's pieces by what the import took them for, in the project's
+    /// words (none of the save's): no report is written when the import is refused.
+    #[error("no unit was understood: nothing of either side to play (the save holds {held})")]
+    NoUnits { held: String },
     #[error("the save holds {units} units, more than a scenario's {max} (UNITS_MAX); `asl import` writes them to a file to cut down", max = board::scenario::UNITS_MAX)]
     TooManyUnits { units: usize },
     #[error("the save makes a scenario file of {bytes} bytes, more than a scenario's {max} (SCENARIO_BYTES_MAX); `asl import` writes it to a file to cut down", max = board::scenario::SCENARIO_BYTES_MAX)]
@@ -109,6 +113,11 @@ pub struct Imported {
     pub boards: Vec<Vec<String>>,
     /// The board archives the map needs (`bd02`), for the caller to find.
     pub board_files: Vec<String>,
+    /// The side that moves first (an index of `sides`).
+    pub first: usize,
+    /// Whether the save's Phase Track says who moves first; otherwise the first side listed
+    /// is assumed to.
+    pub first_on_phase_track: bool,
     pub sides: [ImportedSide; 2],
     pub units: Vec<ImportedUnit>,
     pub weapons: Vec<ImportedWeapon>,
@@ -214,7 +223,15 @@ impl Place {
 
 /// Reads a saved game as a scenario.
 pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
-    let (layout, boards, board_files) = layout_of(game)?;
+    let (layout, boards, board_files) = layout_of(game).map_err(|e| match e {
+        ImportError::NoBoards { .. } => ImportError::NoBoards {
+            held: held(game.pieces.iter().map(|p| {
+                let elsewhere = p.map.as_deref() != main_map(game).as_deref();
+                (classify(p), elsewhere)
+            })),
+        },
+        e => e,
+    })?;
     let main_map = main_map(game);
 
     // A piece is one counter, imported once (issue 50). A save that defines an id again, or a
@@ -290,7 +307,26 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
             .zip(&left_out)
             .filter(|(_, out)| !**out)
             .map(|(s, _)| s),
-    )?;
+    )
+    .map_err(|_| no_units(&seen, &left_out))?;
+    // The side the save's Phase Track shows moving first is the file's `first`: the save's own
+    // word. With no Phase Track, or one naming an alliance both sides or neither fight for,
+    // the first side listed is, and the file says it assumed it. Who sets up first the save
+    // does not say (the card may have the side moving first set up first too): that stays
+    // the file's assumption, unchanged.
+    let first_moving = first_on_phase_track(
+        seen.iter()
+            .zip(&left_out)
+            .filter(|(_, out)| !**out)
+            .map(|(s, _)| s),
+    )
+    .and_then(|a| {
+        let mut playing = sides.iter().enumerate().filter(|(_, s)| s.plays_for == a);
+        match (playing.next(), playing.next()) {
+            (Some((i, _)), None) => Some(i),
+            _ => None,
+        }
+    });
     let side_of = |n: &Nationality| -> usize {
         sides
             .iter()
@@ -591,7 +627,7 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
     }
 
     if units.iter().all(|u| u.kind == UnitKind::Dummy) {
-        return Err(ImportError::NoUnits);
+        return Err(no_units(&seen, &left_out));
     }
     Ok(Imported {
         boards,
@@ -600,6 +636,8 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
             id: s.id,
             name: s.name,
         }),
+        first: first_moving.unwrap_or(0),
+        first_on_phase_track: first_moving.is_some(),
         units,
         weapons,
         report,
@@ -636,6 +674,46 @@ fn shown_words(text: &str, max: usize, fallback: &str) -> String {
 
 fn nationality_side(piece: &Piece, side_of: &dyn Fn(&Nationality) -> usize) -> Option<usize> {
     super::counters::nationality_of(piece).map(side_of)
+}
+
+/// The refusal of a save with no unit of either side, counting what it held instead: a tool's
+/// save of labels alone, or of markers, says so rather than pointing at a report nobody sees.
+fn no_units(seen: &[Seen], left_out: &[bool]) -> ImportError {
+    let pieces = seen
+        .iter()
+        .zip(left_out)
+        .filter(|(_, out)| !**out)
+        .map(|(s, _)| {
+            let elsewhere = matches!(s.place, Place::OtherMap(_) | Place::NoMap);
+            (s.counter.clone(), elsewhere)
+        });
+    ImportError::NoUnits { held: held(pieces) }
+}
+
+/// The save's pieces counted by what the import took them for (`true`: on a map window the
+/// game is not played on), in the project's words, none of the save's.
+fn held(pieces: impl IntoIterator<Item = (Counter, bool)>) -> String {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for (counter, elsewhere) in pieces {
+        let what = match (counter, elsewhere) {
+            (_, true) => "on no map the game is played on",
+            (Counter::Unit { .. }, _) => "units",
+            (Counter::Concealment { .. }, _) => "\"?\" counters",
+            (Counter::Weapon { .. }, _) => "support weapons",
+            (Counter::Other { .. }, _) => "vehicles, Guns or other counters",
+            (Counter::KeptByTheGame { .. }, _) => "markers the game keeps itself",
+            (Counter::NotUnderstood { .. }, _) => "labels or markers not understood",
+        };
+        *counts.entry(what).or_insert(0) += 1;
+    }
+    if counts.is_empty() {
+        "no pieces".to_string()
+    } else {
+        let total: usize = counts.values().sum();
+        let parts: Vec<String> = counts.iter().map(|(w, n)| format!("{w} x{n}")).collect();
+        let pieces = if total == 1 { "piece" } else { "pieces" };
+        format!("{total} {pieces}: {}", parts.join(", "))
+    }
 }
 
 fn describe(counter: &Counter) -> String {
@@ -676,7 +754,9 @@ type Layout = (MapLayout, Vec<Vec<String>>, Vec<String>);
 
 fn layout_of(game: &SavedGame) -> Result<Layout, ImportError> {
     if game.boards.is_empty() {
-        return Err(ImportError::NoBoards);
+        return Err(ImportError::NoBoards {
+            held: String::new(),
+        });
     }
     let mut slots = Vec::new();
     let mut grid: BTreeMap<(u32, u32), String> = BTreeMap::new();
@@ -728,10 +808,33 @@ fn layout_of(game: &SavedGame) -> Result<Layout, ImportError> {
 struct SideDraft {
     id: String,
     name: String,
+    /// The alliance its armies fight for: whom a Phase Track's `Axis 1st` or `Allied 1st`
+    /// names.
+    plays_for: Alliance,
     /// Armies on this side.
     members: Vec<&'static str>,
     /// Set when the side is a whole alliance (a save of more than two armies).
     alliance: Option<Alliance>,
+}
+
+/// The alliance whose Player Turn comes first on the save's Phase Track, VASL's turn and
+/// phase marker: its counter is `Phase Track Axis 1st` or `Phase Track Allied 1st`, the
+/// player setting the save up choosing which. `None` with no Phase Track, or with two that
+/// disagree.
+fn first_on_phase_track<'a>(seen: impl IntoIterator<Item = &'a Seen<'a>>) -> Option<Alliance> {
+    let mut shown = seen.into_iter().filter_map(|s| match &s.counter {
+        Counter::KeptByTheGame { name } => {
+            let rest = name.strip_prefix("Phase Track")?.trim();
+            match rest.strip_suffix("1st")?.trim() {
+                "Axis" => Some(Alliance::Axis),
+                "Allied" => Some(Alliance::Allied),
+                _ => None,
+            }
+        }
+        _ => None,
+    });
+    let first = shown.next()?;
+    shown.all(|a| a == first).then_some(first)
 }
 
 /// The two sides: the two armies of the save's units, or its two alliances when it holds
@@ -757,6 +860,7 @@ fn sides_of<'a>(
     let army = |n: &Nationality| SideDraft {
         id: n.army.into(),
         name: n.army_name.into(),
+        plays_for: n.alliance,
         members: vec![n.army],
         alliance: None,
     };
@@ -769,6 +873,7 @@ fn sides_of<'a>(
             Alliance::Axis => "Axis".into(),
             Alliance::Allied => "Allied".into(),
         },
+        plays_for: a,
         members: armies
             .iter()
             .filter(|n| n.alliance == a)
@@ -777,7 +882,9 @@ fn sides_of<'a>(
         alliance: Some(a),
     };
     match armies.as_slice() {
-        [] => Err(ImportError::NoUnits),
+        [] => Err(ImportError::NoUnits {
+            held: String::new(),
+        }),
         [only] => {
             let other = if only.alliance == Alliance::Axis {
                 alliance(Alliance::Allied)
@@ -946,6 +1053,8 @@ The VASL counter each unit was read from is in the import's report.";
 const TURNS_NOTE: &str =
     "The save does not record the scenario's length: check it against the card.";
 const FIRST_NOTE: &str = "Nor who moves first: the first side listed is assumed.";
+const FIRST_READ_NOTE: &str =
+    "Who moves first is read off the save's Phase Track (Axis 1st or Allied 1st): check it against the card.";
 const MAP_NOTE: &str =
     "Rows north to south, boards west to east; \"r\" = turned through 180 degrees.";
 const SETUP_NOTE: &str =
@@ -978,9 +1087,13 @@ impl Imported {
         file.document(&TurnsKey {
             turns: options.turns,
         });
-        file.comment(FIRST_NOTE);
+        file.comment(if self.first_on_phase_track {
+            FIRST_READ_NOTE
+        } else {
+            FIRST_NOTE
+        });
         file.document(&SidesKeys {
-            first: side_id(0),
+            first: side_id(self.first),
             sides: self
                 .sides
                 .iter()
@@ -1053,10 +1166,17 @@ impl Imported {
                 "the game lasts {} Game Turns: the save does not record the scenario's length (`turns`)",
                 options.turns
             ),
-            format!(
-                "the {} moves first: the first side listed (`first`)",
-                self.sides[0].name
-            ),
+            if self.first_on_phase_track {
+                format!(
+                    "the {} moves first, as the save's Phase Track shows (`first`)",
+                    self.sides[self.first].name
+                )
+            } else {
+                format!(
+                    "the {} moves first: the first side listed (`first`)",
+                    self.sides[0].name
+                )
+            },
         ];
         if let Some(setup) = self.setup_entry() {
             let names: Vec<&str> = setup
@@ -1341,7 +1461,9 @@ mod tests {
         );
         assert_eq!(
             new_game_from_save(&boardless, "x").unwrap_err(),
-            SaveImportError::Import(ImportError::NoBoards)
+            SaveImportError::Import(ImportError::NoBoards {
+                held: "no pieces".into()
+            })
         );
     }
 
@@ -1800,6 +1922,77 @@ mod tests {
         assert_eq!(lmg["pp"].as_integer(), Some(1));
     }
 
+    /// A Phase Track as VASL's: its counter named by who moves first, in the map's margin.
+    fn phase_track(s: &mut Save, id: &str, first: &str) {
+        let name = format!("piece;;D;tables/turn_phase;Phase Track {first} 1st");
+        s.piece(
+            id,
+            &[("submenu;Replace;Reset,Axis 1st", ""), (name.as_str(), "")],
+            (330, 362),
+        );
+    }
+
+    #[test]
+    fn the_side_the_phase_track_shows_first_moves_first() {
+        let file = |i: &Imported| -> toml::Table {
+            i.to_toml(&FileOptions {
+                name: "t".into(),
+                turns: 5,
+            })
+            .parse()
+            .unwrap()
+        };
+        let options = FileOptions {
+            name: "t".into(),
+            turns: 5,
+        };
+        // Allied 1st: the Russian, listed after the German, moves first; who sets up first
+        // stays as the file assumes it without a Phase Track (the side listed second).
+        let mut s = scenario_save();
+        phase_track(&mut s, "phase", "Allied");
+        let i = import(&s.game()).unwrap();
+        assert!(i.first_on_phase_track);
+        assert_eq!(i.sides[i.first].id, "russian");
+        let f = file(&i);
+        assert_eq!(f["first"].as_str(), Some("russian"));
+        let order = f["setup"]["order"].as_array().unwrap();
+        assert_eq!(order[0].as_str(), Some("russian"));
+        assert!(i
+            .to_toml(&options)
+            .contains("read off the save's Phase Track"));
+        assert!(i
+            .assumptions(&options)
+            .iter()
+            .any(|a| a.starts_with("the Russian moves first, as the save's Phase Track shows")));
+        // The marker is still a marker the game keeps, not a counter left out.
+        assert!(i
+            .report
+            .iter()
+            .any(|e| e.category == Category::KeptByTheGame
+                && e.what.contains("Phase Track Allied 1st")));
+
+        // Axis 1st: the German.
+        let mut s = scenario_save();
+        phase_track(&mut s, "phase", "Axis");
+        let i = import(&s.game()).unwrap();
+        assert!(i.first_on_phase_track);
+        assert_eq!(file(&i)["first"].as_str(), Some("german"));
+
+        // No Phase Track, or two that disagree: the armies' order, said to be assumed.
+        for tracks in [&[][..], &["Axis", "Allied"][..]] {
+            let mut s = scenario_save();
+            for (n, first) in tracks.iter().enumerate() {
+                phase_track(&mut s, &format!("phase{n}"), first);
+            }
+            let i = import(&s.game()).unwrap();
+            assert!(!i.first_on_phase_track, "{tracks:?}");
+            assert_eq!(file(&i)["first"].as_str(), Some("german"));
+            assert!(i
+                .to_toml(&options)
+                .contains("the first side listed is assumed"));
+        }
+    }
+
     #[test]
     fn broken_squads_and_more_than_two_armies() {
         let mut s = Save(vec![LAYOUT.to_string()]);
@@ -1900,7 +2093,13 @@ mod tests {
             );
             s.game()
         };
-        assert_eq!(import(&squad("NOTES\t")), Err(ImportError::NoBoards));
+        // The squad on a map with no boards: refused, saying what the save holds.
+        assert_eq!(
+            import(&squad("NOTES\t")),
+            Err(ImportError::NoBoards {
+                held: "1 piece: units x1".into()
+            })
+        );
         assert_eq!(
             import(&squad("bd\t0\t0\tRB\tVER\t1\t")),
             Err(ImportError::UnsupportedBoard("RB".into()))
@@ -1919,6 +2118,23 @@ mod tests {
         );
         let mut only_markers = Save(vec![LAYOUT.to_string()]);
         only_markers.piece("turn", &[("piece;;D; ;Game Turn", "")], (1, 1));
-        assert_eq!(import(&only_markers.game()), Err(ImportError::NoUnits));
+        only_markers.piece(
+            "label",
+            &[
+                ("mark;DBCounterType", "global"),
+                ("piece;K;D;DO/LabelMe;User-Labeled", ""),
+            ],
+            (2, 2),
+        );
+        let refused = import(&only_markers.game()).unwrap_err();
+        assert_eq!(
+            refused,
+            ImportError::NoUnits {
+                held:
+                    "2 pieces: labels or markers not understood x1, markers the game keeps itself x1"
+                        .into()
+            }
+        );
+        assert!(!refused.to_string().contains("see the report"), "{refused}");
     }
 }

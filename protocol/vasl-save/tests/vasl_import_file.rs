@@ -487,3 +487,56 @@ fn a_weapons_name_and_the_saves_file_name_reach_the_scenario_without_controls() 
         assert!(w.name.starts_with("LMG"), "{:?}", w.name);
     }
 }
+
+/// A save laying out VASL's board 0 (`bd00`, a geomorphic board of Open Ground that VASL
+/// tools' own saves use): its units stand in board 0's hexes and the file loads on it, as on
+/// any numbered board.
+#[test]
+fn a_save_on_board_0_loads_on_board_0() {
+    let archive = SynthBoard::geomorphic("00").archive();
+    let boards = Boards::new(
+        "synthesised",
+        TerrainTable::builtin(),
+        Box::new(move |name| match name {
+            "0" => Ok(archive.clone()),
+            other => Err(protocol::board::vasl::library::BoardError::NotIn {
+                board: other.to_string(),
+                place: "the test's boards".into(),
+                tried: "board 0 only".into(),
+            }),
+        }),
+    );
+    // Board 0 in the picker's one slot: its hexes lie where board 2's do in [`LAYOUT`].
+    let (gx, gy) = pixel(2, 2);
+    let (rx, ry) = pixel(4, 5);
+    let commands = vec![
+        "bd\t0\t0\t00\tVER\t6.0\t".to_string(),
+        writer::piece_command(
+            "1",
+            &[(
+                basic("ge/ge467S", "4-6-7 1sq").as_str(),
+                &format!("Main Map;{gx};{gy};1"),
+            )],
+        ),
+        writer::piece_command(
+            "2",
+            &[(
+                basic("ru/ru447S", "4-4-7 1sq").as_str(),
+                &format!("Main Map;{rx};{ry};1"),
+            )],
+        ),
+    ];
+    let game = parse(&writer::saved_game_text(&commands)).unwrap();
+    let imported = import(&game).unwrap();
+    assert_eq!(imported.board_files, ["bd00"]);
+    assert_eq!(imported.boards, [["0"]]);
+    file_agrees_with_the_import(&imported, &boards).unwrap();
+    let text = imported.to_toml(&FileOptions {
+        name: "x".into(),
+        turns: 1,
+    });
+    let scenario =
+        Scenario::from_toml_on(&text, Some(&boards)).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(scenario.units["ge-sq1"].hex, hex("0B2"), "{text}");
+    assert_eq!(scenario.units["ru-sq1"].hex, hex("0D5"), "{text}");
+}

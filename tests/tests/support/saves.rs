@@ -38,3 +38,28 @@ pub async fn new_from_save(url: &str, save: &Path, boards: &Path) -> serde_json:
     .unwrap_or_else(|e| panic!("{}: {e:?}", save.display()));
     serde_json::from_slice(&out).unwrap()
 }
+
+/// What `save` is, read by the one path `asl new` takes (`new_game_from_save`).
+pub enum Kind {
+    /// It cannot be a game, and the import says why in plain words (a tool's test fixture with
+    /// an empty board picker, or one of labels alone): the refusal's words.
+    Refused(String),
+    /// A game whose every unit stands on the boards already: nothing to set up.
+    Placed,
+    /// A set-up save: units off the boards, their side's order of battle to set up.
+    SetUp,
+}
+
+/// The kind of `save`. A save refused for any reason but these two is a failure of the test.
+pub fn kind(save: &Path) -> Kind {
+    use vasl_save::from_save::{new_game_from_save, ImportError, SaveImportError};
+    let bytes = std::fs::read(save).unwrap_or_else(|e| panic!("{}: {e}", save.display()));
+    match new_game_from_save(&bytes, "x") {
+        Ok(made) if made.imported.units.iter().all(|u| u.hex.is_some()) => Kind::Placed,
+        Ok(_) => Kind::SetUp,
+        Err(
+            e @ SaveImportError::Import(ImportError::NoBoards { .. } | ImportError::NoUnits { .. }),
+        ) => Kind::Refused(e.to_string()),
+        Err(e) => panic!("{}: {e}", save.display()),
+    }
+}

@@ -140,7 +140,9 @@ pub fn board_name(text: &str) -> Result<BoardName, BoardNameError> {
     let number: u16 = name
         .parse()
         .ok()
-        .filter(|n| (1..=999).contains(n))
+        // Board 0 is VASL's `bd00`, a geomorphic board of Open Ground that published saves
+        // lay out too.
+        .filter(|n| (0..=999).contains(n))
         .ok_or_else(|| BoardNameError(text.to_string()))?;
     Ok(BoardName {
         name: number.to_string(),
@@ -332,7 +334,12 @@ mod tests {
         );
         assert!(!board_name("12").unwrap().rotated);
         assert_eq!(board_name("07").unwrap().name, "7");
-        for bad in ["", "r", "a1", "1rr", "0", "1000"] {
+        assert_eq!(board_name("00").unwrap().number, 0);
+        assert_eq!(
+            archive_names(&board_name("0r").unwrap().name),
+            ["bd00", "bd0"]
+        );
+        for bad in ["", "r", "a1", "1rr", "-1", "1000"] {
             assert!(board_name(bad).is_err(), "{bad}");
         }
         assert_eq!(archive_names("1"), ["bd01", "bd1"]);
