@@ -8,6 +8,13 @@
 # wall-clock CPU does (the timings of a run under valgrind are meaningless and not printed).
 #
 #   bench/callgrind/run.sh SERVER_BIN [MATCHES FEW MANY] [OUT_DIR]
+#   bench/callgrind/run.sh --floor LOAD_BIN [MATCHES FEW MANY] [OUT_DIR]
+#
+# With `--floor`, the durable floor (`asl-load relay-server --durable DIR`: each move appended to
+# the project's sled store, journal and `fdatasync` per group, forwarded once durable and
+# acknowledged) is the process counted, driven by the same `asl-load matches` with the same
+# moves (`--floor-bin`); the server beside it (`asl-server` from beside LOAD_BIN) runs as usual
+# and is not counted.
 #
 # SERVER_BIN is best the `profiling` build (`cargo build --profile profiling -p asl-server -p
 # asl-load`, line tables for `callgrind_annotate`); `asl-load` is taken from beside it, or
@@ -18,12 +25,21 @@
 # same MATCHES, and repeat a pair to see its spread. On a loaded machine valgrind's start can
 # pass the 20 s `asl-load` waits for a server to listen: the run fails, and is run again.
 set -euo pipefail
+floor=""
+if [ "${1:-}" = "--floor" ]; then
+  floor=1
+  shift
+fi
 bin="$(realpath "$1")"
 matches="${2:-200}"
 few="${3:-20}"
 many="${4:-60}"
 out="${5:-$(mktemp -d /tmp/asl-callgrind.XXXXXX)}"
-load="${ASL_LOAD_BIN:-$(dirname "$bin")/asl-load}"
+if [ -n "$floor" ]; then
+  load="$bin"
+else
+  load="${ASL_LOAD_BIN:-$(dirname "$bin")/asl-load}"
+fi
 mkdir -p "$out"
 wrapper="$out/server.sh"
 # asl-load ends its server with SIGKILL, which valgrind cannot outlive to write its profile: the
@@ -39,8 +55,14 @@ chmod +x "$wrapper"
 total() {
   local moves="$1" run="$out/moves-$1"
   mkdir -p "$run"
-  CG_RUN="$run" "$load" --server-bin "$wrapper" matches --matches "$matches" --moves "$moves" \
-    --repeats 1 >"$run/load.txt" 2>&1 || { tail -5 "$run/load.txt" >&2; exit 1; }
+  if [ -n "$floor" ]; then
+    CG_RUN="$run" "$load" --server-bin "$(dirname "$bin")/asl-server" matches \
+      --matches "$matches" --moves "$moves" --repeats 1 --floor-bin "$wrapper" \
+      >"$run/load.txt" 2>&1 || { tail -5 "$run/load.txt" >&2; exit 1; }
+  else
+    CG_RUN="$run" "$load" --server-bin "$wrapper" matches --matches "$matches" --moves "$moves" \
+      --repeats 1 >"$run/load.txt" 2>&1 || { tail -5 "$run/load.txt" >&2; exit 1; }
+  fi
   local pid
   pid="$(cat "$run/pid")"
   kill -TERM "$pid" 2>/dev/null || true

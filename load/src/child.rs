@@ -179,15 +179,32 @@ impl ServerProcess {
 
     /// Starts the durable relay (`relay-server --durable DIR`), the floor of a durable
     /// referee, on a fresh port with its store in `dir`.
-    pub fn durable_relay(dir: &Path) -> anyhow::Result<ServerProcess> {
-        ServerProcess::own("relay-server", &["--durable".as_ref(), dir.as_os_str()])
+    ///
+    /// `via`, when given, is the program started in this binary's place with the same
+    /// arguments (`bench/callgrind/run.sh --floor` runs the floor under callgrind through a
+    /// wrapper that way).
+    pub fn durable_relay(dir: &Path, via: Option<&Path>) -> anyhow::Result<ServerProcess> {
+        let args = ["--durable".as_ref(), dir.as_os_str()];
+        match via {
+            Some(program) => ServerProcess::own_via(program, "relay-server", &args),
+            None => ServerProcess::own("relay-server", &args),
+        }
     }
 
     /// Starts one of this binary's own hidden server subcommands on a fresh port.
     fn own(subcommand: &str, args: &[&std::ffi::OsStr]) -> anyhow::Result<ServerProcess> {
         let me = std::env::current_exe().context("locating asl-load")?;
+        ServerProcess::own_via(&me, subcommand, args)
+    }
+
+    /// Starts `program` with one of this binary's hidden server subcommands on a fresh port.
+    fn own_via(
+        program: &Path,
+        subcommand: &str,
+        args: &[&std::ffi::OsStr],
+    ) -> anyhow::Result<ServerProcess> {
         ServerProcess::launch(|| {
-            let mut command = Command::new(&me);
+            let mut command = Command::new(program);
             command.arg(subcommand).args(args).stderr(Stdio::null());
             Ok(command)
         })

@@ -73,6 +73,12 @@ enum Run {
         /// real-board scenario of a published shape, with moves in every Movement Phase.
         #[arg(long, value_enum, default_value_t = shapes::Shape::Toy)]
         scenario: shapes::Shape,
+        /// Start the floor through this program instead of this binary, with the same
+        /// arguments (`relay-server --durable DIR --listen ADDR`): a wrapper that runs it
+        /// under a profiler. Its store is then not opened after the run (the profiled process
+        /// may outlive the wrapper's kill and still hold it).
+        #[arg(long)]
+        floor_bin: Option<std::path::PathBuf>,
     },
     /// Players' round trips with no spectators, then with many (one of which never reads).
     SpectatorImpact {
@@ -246,7 +252,18 @@ async fn main() -> anyhow::Result<()> {
             moves,
             repeats,
             scenario,
-        } => moves::moves(&bin()?, &moves::sizes(&matches)?, moves, repeats, scenario).await,
+            floor_bin,
+        } => {
+            moves::moves(
+                &bin()?,
+                &moves::sizes(&matches)?,
+                moves,
+                repeats,
+                scenario,
+                floor_bin.as_deref(),
+            )
+            .await
+        }
         Run::Append { commands } => bench::append(&bin()?, commands).await,
         Run::Games { games, commands } => bench::games(&bin()?, games, commands).await,
         Run::Fanout { spectators, moves } => bench::fanout(&bin()?, spectators, moves).await,

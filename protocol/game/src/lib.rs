@@ -931,7 +931,10 @@ pub struct Game {
     pub clock: Clock,
     pub units: CopyOnWrite<Units>,
     pub weapons: CopyOnWrite<BTreeMap<String, Weapon>>,
-    pub movement: MovementRecord,
+    /// Shared with copies until changed, as the units are: most commands (every `done`, every
+    /// step that ends) change none of its sets, and the decision's look-ahead, the passing
+    /// check and the checkpoints each copy the whole game.
+    pub movement: CopyOnWrite<MovementRecord>,
     /// A chance to claim WA that one side must take or decline before play goes on
     /// (B9.322: all enemy units sharing its hexsides lost WA).
     pub wa_chance: Option<WaChance>,
@@ -1339,7 +1342,7 @@ impl Game {
             clock: Clock::START,
             units,
             weapons,
-            movement: MovementRecord::default(),
+            movement: CopyOnWrite::default(),
             wa_chance: None,
             attack: None,
             sewer_designation: None,
@@ -1687,7 +1690,7 @@ impl Game {
             dropped_to_withdraw,
             recovery_attempts,
             transferred,
-        } = movement;
+        } = &**movement;
         let hidden = self.hidden_from(viewer);
         let known = |id: &UnitId| !hidden.contains(id);
         let all_known = |ids: &[UnitId]| ids.iter().all(known);
@@ -1780,7 +1783,8 @@ impl Game {
                     .collect(),
                 // Each Transfer was made in the open, by units both sides see (A4.431).
                 transferred: known_of(transferred),
-            },
+            }
+            .into(),
             wa_chance: wa_chance.clone().filter(|c| all_known(&c.units)),
             attack: attack
                 .as_ref()
@@ -2266,7 +2270,7 @@ impl<'a> Meaning<'a> {
             dropped_to_withdraw,
             recovery_attempts,
             transferred,
-        } = movement;
+        } = &**movement;
         let later_fire_record = !location_mf.is_empty()
             || !bypassed_concealed.is_empty()
             || !dropped_to_withdraw.is_empty()
@@ -2709,7 +2713,7 @@ fn mark_defensive_fire(game: &mut Game, firers: &[UnitId]) {
 
 /// MF bookkeeping starts afresh every MPh, and after the RtPh's routs.
 fn end_movement_phase(game: &mut Game) {
-    game.movement = MovementRecord::default();
+    game.movement = CopyOnWrite::default();
     game.location_mf.clear();
     // Units are changed only if one needs it: unchanged, they stay shared with the position
     // before, and what was derived from them holds (`Units`).
@@ -3258,6 +3262,27 @@ mod tests {
             let mut later = game.clone();
             later.dice_drawn += 1;
             assert_ne!(later.state_hash(), game.state_hash(), "{name}");
+        }
+    }
+
+    /// A copy of a game (the decision's look-ahead, a checkpoint) shares the Movement Phase's
+    /// record with the game it copies until one of them changes it; a change copies it for
+    /// the one that changes, and the other's record, encoding and hash stay as they were.
+    #[test]
+    fn a_copy_shares_the_movement_record_until_one_changes_it() {
+        for (name, game) in pinned_positions() {
+            let mut copy = game.clone();
+            assert!(copy.movement.shared_with(&game.movement), "{name}");
+            copy.dice_drawn += 1;
+            assert!(copy.movement.shared_with(&game.movement), "{name}");
+            let before = (encoded(&game), game.state_hash());
+            copy.movement.finished.insert("a unit of the copy's".into());
+            assert!(!copy.movement.shared_with(&game.movement), "{name}");
+            assert!(
+                !game.movement.finished.contains("a unit of the copy's"),
+                "{name}"
+            );
+            assert_eq!((encoded(&game), game.state_hash()), before, "{name}");
         }
     }
 

@@ -21,7 +21,7 @@
 use crate::command::{CcAttack, Command};
 use crate::event::{each_event, Fact};
 use crate::event::{Allotment, Event, MfAccount};
-use crate::{apply, hash_encoded, Game, Unit, Viewer, Weapon};
+use crate::{apply, hash_encoded, Game, MovementRecord, Unit, Viewer, Weapon};
 use board::scenario::{Scenario, Side, UnitId};
 use board::terrain::Mf;
 use serde::{Deserialize, Serialize};
@@ -545,25 +545,48 @@ pub(super) fn rename_unit(game: &mut Game, from: &UnitId, to: &UnitId) {
             *id = to.clone();
         }
     };
+    // The Movement Phase's record is shared with the game projected: copied only when it
+    // names the unit renamed.
+    let movement = &game.movement;
+    let named = [
+        &movement.moving_stack,
+        &movement.last_movers,
+        &movement.finished,
+        &movement.sewer_check_failed,
+        &movement.advanced,
+        &movement.rallied,
+        &movement.bypassed_concealed,
+        &movement.dropped_to_withdraw,
+        &movement.transferred,
+    ]
+    .into_iter()
+    .chain(movement.recovery_attempts.values())
+    .any(|set| set.contains(from));
+    let mut unnamed = MovementRecord::default();
+    let movement: &mut MovementRecord = if named {
+        &mut game.movement
+    } else {
+        &mut unnamed
+    };
     for set in [
         &mut game.prep_fired,
         &mut game.first_fired,
         &mut game.final_fired,
         &mut game.opportunity_fire,
         &mut game.inherent_fp_forfeited,
-        &mut game.movement.moving_stack,
-        &mut game.movement.last_movers,
-        &mut game.movement.finished,
-        &mut game.movement.sewer_check_failed,
-        &mut game.movement.advanced,
-        &mut game.movement.rallied,
-        &mut game.movement.bypassed_concealed,
-        &mut game.movement.dropped_to_withdraw,
-        &mut game.movement.transferred,
+        &mut movement.moving_stack,
+        &mut movement.last_movers,
+        &mut movement.finished,
+        &mut movement.sewer_check_failed,
+        &mut movement.advanced,
+        &mut movement.rallied,
+        &mut movement.bypassed_concealed,
+        &mut movement.dropped_to_withdraw,
+        &mut movement.transferred,
         &mut game.wa_shown,
     ]
     .into_iter()
-    .chain(game.movement.recovery_attempts.values_mut())
+    .chain(movement.recovery_attempts.values_mut())
     {
         if set.remove(from) {
             set.insert(to.clone());
