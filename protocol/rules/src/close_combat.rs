@@ -35,8 +35,8 @@ use game::dice::{DiceSource, Modifier, Roll, RollPurpose};
 use game::event::Event;
 use game::event::{
     AmbushChecked, CloseCombatDesignated, ConcealmentLostInCloseCombat, DiceRolled,
-    DummiesRemovedInCloseCombat, FireEffectApplied, FireEffectLeftToPlayers,
-    InfiltrationChosen, InfiltrationOffered, MeleeRecorded, UnitsWithdrew,
+    DummiesRemovedInCloseCombat, FireEffectApplied, FireEffectLeftToPlayers, InfiltrationChosen,
+    InfiltrationOffered, MeleeRecorded, UnitsWithdrew,
 };
 use game::phase::Phase;
 use game::{CcInfiltration, Game, Unit};
