@@ -559,7 +559,6 @@ pub(super) fn rename_unit(game: &mut Game, from: &UnitId, to: &UnitId) {
         &mut game.movement.rallied,
         &mut game.movement.bypassed_concealed,
         &mut game.movement.dropped_to_withdraw,
-        &mut game.movement.transferred,
         &mut game.wa_shown,
     ]
     .into_iter()
@@ -568,6 +567,9 @@ pub(super) fn rename_unit(game: &mut Game, from: &UnitId, to: &UnitId) {
         if set.remove(from) {
             set.insert(to.clone());
         }
+    }
+    if let Some(act) = game.movement.rally_phase_acts.remove(from) {
+        game.movement.rally_phase_acts.insert(to.clone(), act);
     }
     for u in game.units.values_mut() {
         if let Some(l) = &mut u.led_by {
