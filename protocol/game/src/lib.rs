@@ -909,11 +909,52 @@ pub struct MovementRecord {
     /// Both sides saw each attempt (under "?" by the unit's alias); forgotten as the phase ends.
     #[serde(default)]
     pub recovery_attempts: BTreeMap<String, BTreeSet<UnitId>>,
-    /// The units that gave or took a SW by Transfer in this RPh (A4.431): a Recovery there is
-    /// a unit's sole act (A4.44), so neither tries one after. Both sides saw each Transfer
-    /// (under "?" none is made); forgotten as the phase ends.
+    /// The type of act each unit attempted in this RPh, the one record every RPh command asks
+    /// (`rules::rally_phase`): a unit attempts one type of act in a RPh (A3.1), a Recovery
+    /// there being its sole act (A4.44), and a leader who leads a rally attempts one (A10.6,
+    /// A10.7). Written by the act's own event as it applies, for the unit rather than for a
+    /// weapon, so a repair whose dr of 6 eliminated the weapon is still the unit's act. Both
+    /// sides saw each act (a hidden unit or one under "?" makes none but a Recovery, named by
+    /// its alias); forgotten as the RPh ends.
     #[serde(default)]
-    pub transferred: BTreeSet<UnitId>,
+    pub rally_phase_acts: BTreeMap<UnitId, RallyPhaseAct>,
+}
+
+/// Records `unit`'s act of the RPh as its act's event applies (`MovementRecord::
+/// rally_phase_acts`); outside the RPh nothing. The first act stays: `decide` refuses another
+/// type (`rules::rally_phase`).
+pub(crate) fn record_rally_phase_act(game: &mut Game, unit: &UnitId, act: RallyPhaseAct) {
+    if game.clock.phase() == phase::Phase::Rally {
+        game.movement
+            .rally_phase_acts
+            .entry(unit.clone())
+            .or_insert(act);
+    }
+}
+
+/// The types of act a unit may attempt in the RPh, one type a unit in each (A3.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum RallyPhaseAct {
+    /// Its own rally attempt, or a leader's leading of another's (A10.6, A10.7).
+    Rally,
+    /// A Recovery attempt at the start of the RPh (A4.44).
+    Recovery,
+    /// A repair attempt of a malfunctioned weapon it possesses (A9.72).
+    Repair,
+    /// Giving or taking a SW by Transfer (A4.431).
+    Transfer,
+}
+
+impl RallyPhaseAct {
+    /// The act in words, as a refusal names it.
+    pub fn words(self) -> &'static str {
+        match self {
+            RallyPhaseAct::Rally => "attempted a rally or led one",
+            RallyPhaseAct::Recovery => "attempted a Recovery",
+            RallyPhaseAct::Repair => "attempted a repair",
+            RallyPhaseAct::Transfer => "gave or took a SW by Transfer",
+        }
+    }
 }
 
 /// The whole state of one game: the rules' working state, bookkeeping included. Its layout is
@@ -1689,7 +1730,7 @@ impl Game {
             bypassed_concealed,
             dropped_to_withdraw,
             recovery_attempts,
-            transferred,
+            rally_phase_acts,
         } = &**movement;
         let hidden = self.hidden_from(viewer);
         let known = |id: &UnitId| !hidden.contains(id);
@@ -1781,8 +1822,13 @@ impl Game {
                     .map(|(w, units)| (w.clone(), known_of(units)))
                     .filter(|(_, units)| !units.is_empty())
                     .collect(),
-                // Each Transfer was made in the open, by units both sides see (A4.431).
-                transferred: known_of(transferred),
+                // Each act was made in the open, by units both sides see, but a Recovery
+                // under "?", which the viewer's projection names by its alias (A4.44).
+                rally_phase_acts: rally_phase_acts
+                    .iter()
+                    .filter(|(id, _)| known(id))
+                    .map(|(id, act)| (id.clone(), *act))
+                    .collect(),
             }
             .into(),
             wa_chance: wa_chance.clone().filter(|c| all_known(&c.units)),
@@ -2123,9 +2169,10 @@ struct Meaning<'a> {
     /// then encoded too.
     #[serde(skip_serializing_if = "Trailing::is_absent")]
     recovery_attempts: Trailing<'a, BTreeMap<String, BTreeSet<UnitId>>>,
-    /// `MovementRecord::transferred`, added after `recovery_attempts` (A4.431), encoded only
-    /// when some unit gave or took a SW by Transfer in this RPh; the sets before it are then
-    /// encoded too.
+    /// Where the units that gave or took a SW by Transfer in the RPh were hashed (A4.431),
+    /// before `rally_phase_acts` took them in with the RPh's other acts: always empty now,
+    /// and encoded, as an empty set, only when a set after it is, so a hash pinned before
+    /// is kept.
     #[serde(skip_serializing_if = "Trailing::is_absent")]
     transferred: Trailing<'a>,
     /// `Game::weapon_lies`, added after `transferred` (A4.43, A4.44), encoded only when some
@@ -2137,7 +2184,14 @@ struct Meaning<'a> {
     /// Combat waits on a side's Infiltration; the sets before it are then encoded too.
     #[serde(skip_serializing_if = "Trailing::is_absent")]
     cc_infiltration: Trailing<'a, Option<CcInfiltration>>,
+    /// `MovementRecord::rally_phase_acts`, added after `cc_infiltration` (A3.1), encoded only
+    /// when some unit attempted an act in this RPh; the sets before it are then encoded too.
+    #[serde(skip_serializing_if = "Trailing::is_absent")]
+    rally_phase_acts: Trailing<'a, BTreeMap<UnitId, RallyPhaseAct>>,
 }
+
+/// The retired `transferred` slot of [`Meaning`]: the empty set it now always holds.
+const NO_TRANSFERS: &BTreeSet<UnitId> = &BTreeSet::new();
 
 /// [`MovementRecord`] as it was when the hashes were pinned: its fields in their order, each
 /// encoded as it always was. The sets added to it since are hashed at the end of [`Meaning`]
@@ -2269,13 +2323,13 @@ impl<'a> Meaning<'a> {
             bypassed_concealed,
             dropped_to_withdraw,
             recovery_attempts,
-            transferred,
+            rally_phase_acts,
         } = &**movement;
         let later_fire_record = !location_mf.is_empty()
             || !bypassed_concealed.is_empty()
             || !dropped_to_withdraw.is_empty()
             || !recovery_attempts.is_empty()
-            || !transferred.is_empty()
+            || !rally_phase_acts.is_empty()
             || !weapon_lies.is_empty()
             || cc_infiltration.is_some();
         Meaning {
@@ -2345,7 +2399,7 @@ impl<'a> Meaning<'a> {
                 !bypassed_concealed.is_empty()
                     || !dropped_to_withdraw.is_empty()
                     || !recovery_attempts.is_empty()
-                    || !transferred.is_empty()
+                    || !rally_phase_acts.is_empty()
                     || !weapon_lies.is_empty()
                     || cc_infiltration.is_some(),
             ),
@@ -2354,7 +2408,7 @@ impl<'a> Meaning<'a> {
                 bypassed_concealed.is_empty(),
                 !dropped_to_withdraw.is_empty()
                     || !recovery_attempts.is_empty()
-                    || !transferred.is_empty()
+                    || !rally_phase_acts.is_empty()
                     || !weapon_lies.is_empty()
                     || cc_infiltration.is_some(),
             ),
@@ -2362,26 +2416,35 @@ impl<'a> Meaning<'a> {
                 dropped_to_withdraw,
                 dropped_to_withdraw.is_empty(),
                 !recovery_attempts.is_empty()
-                    || !transferred.is_empty()
+                    || !rally_phase_acts.is_empty()
                     || !weapon_lies.is_empty()
                     || cc_infiltration.is_some(),
             ),
             recovery_attempts: Trailing::new(
                 recovery_attempts,
                 recovery_attempts.is_empty(),
-                !transferred.is_empty() || !weapon_lies.is_empty() || cc_infiltration.is_some(),
+                !weapon_lies.is_empty()
+                    || cc_infiltration.is_some()
+                    || !rally_phase_acts.is_empty(),
             ),
             transferred: Trailing::new(
-                transferred,
-                transferred.is_empty(),
-                !weapon_lies.is_empty() || cc_infiltration.is_some(),
+                NO_TRANSFERS,
+                true,
+                !weapon_lies.is_empty()
+                    || cc_infiltration.is_some()
+                    || !rally_phase_acts.is_empty(),
             ),
             weapon_lies: Trailing::new(
                 weapon_lies,
                 weapon_lies.is_empty(),
-                cc_infiltration.is_some(),
+                cc_infiltration.is_some() || !rally_phase_acts.is_empty(),
             ),
-            cc_infiltration: Trailing::new(cc_infiltration, cc_infiltration.is_none(), false),
+            cc_infiltration: Trailing::new(
+                cc_infiltration,
+                cc_infiltration.is_none(),
+                !rally_phase_acts.is_empty(),
+            ),
+            rally_phase_acts: Trailing::new(rally_phase_acts, rally_phase_acts.is_empty(), false),
         }
     }
 }
@@ -3083,15 +3146,21 @@ mod tests {
         assert_ne!(tried, dropped, "and is not a drop to withdraw");
         game.movement.recovery_attempts.clear();
         assert_eq!(game.state_hash(), before, "no attempt is not encoded");
-        game.movement.transferred = ["g1".to_string()].into();
+        game.movement.rally_phase_acts = [("g1".to_string(), RallyPhaseAct::Transfer)].into();
         let transferred = game.state_hash();
         assert_ne!(
             transferred, before,
             "a Transfer in the RPh changes the meaning"
         );
         assert_ne!(transferred, dropped, "and is not a drop to withdraw");
-        game.movement.transferred.clear();
-        assert_eq!(game.state_hash(), before, "no Transfer is not encoded");
+        game.movement.rally_phase_acts = [("g1".to_string(), RallyPhaseAct::Repair)].into();
+        assert_ne!(
+            game.state_hash(),
+            transferred,
+            "a repair is another act than a Transfer"
+        );
+        game.movement.rally_phase_acts.clear();
+        assert_eq!(game.state_hash(), before, "no RPh act is not encoded");
     }
 
     #[test]

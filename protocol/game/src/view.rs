@@ -557,11 +557,11 @@ pub(super) fn rename_unit(game: &mut Game, from: &UnitId, to: &UnitId) {
         &movement.rallied,
         &movement.bypassed_concealed,
         &movement.dropped_to_withdraw,
-        &movement.transferred,
     ]
     .into_iter()
     .chain(movement.recovery_attempts.values())
-    .any(|set| set.contains(from));
+    .any(|set| set.contains(from))
+        || movement.rally_phase_acts.contains_key(from);
     let mut unnamed = MovementRecord::default();
     let movement: &mut MovementRecord = if named {
         &mut game.movement
@@ -582,7 +582,6 @@ pub(super) fn rename_unit(game: &mut Game, from: &UnitId, to: &UnitId) {
         &mut movement.rallied,
         &mut movement.bypassed_concealed,
         &mut movement.dropped_to_withdraw,
-        &mut movement.transferred,
         &mut game.wa_shown,
     ]
     .into_iter()
@@ -591,6 +590,9 @@ pub(super) fn rename_unit(game: &mut Game, from: &UnitId, to: &UnitId) {
         if set.remove(from) {
             set.insert(to.clone());
         }
+    }
+    if let Some(act) = movement.rally_phase_acts.remove(from) {
+        movement.rally_phase_acts.insert(to.clone(), act);
     }
     for u in game.units.values_mut() {
         if let Some(l) = &mut u.led_by {

@@ -55,8 +55,8 @@ fn could_claim(game: &Game, side: Side) -> bool {
 }
 
 /// How many malfunctioned support weapons (A9.7) possessed by units of `side` could still be
-/// repaired in this RPh (A9.72: one attempt an RPh; none by a unit that attempted a Recovery,
-/// its sole act of the RPh, A4.44), as both sides may know it: the weapons the spectator's
+/// repaired in this RPh (A9.72: one attempt an RPh; none by a unit that attempted an act of
+/// another type there, A3.1, `rally_phase::check_one_act`), as both sides may know it: the weapons the spectator's
 /// projection shows, which leaves out those under "?" and hidden units'.
 pub fn repairable(game: &Game, side: Side) -> usize {
     repairable_in(&game.project(Viewer::Spectator), side)
@@ -75,7 +75,12 @@ fn repairable_in(public: &Game, side: Side) -> usize {
                 .is_some_and(|u| {
                     u.side == side
                         && !u.eliminated
-                        && !crate::movement::tried_recovery(public, &u.id, None)
+                        && crate::rally_phase::check_one_act(
+                            public,
+                            &u.id,
+                            game::RallyPhaseAct::Repair,
+                        )
+                        .is_ok()
                 })
         })
         .count()

@@ -18,6 +18,7 @@ pub mod morale;
 pub mod movement;
 pub mod passing;
 mod place;
+mod rally_phase;
 mod roll;
 pub mod setup;
 pub mod sewer;

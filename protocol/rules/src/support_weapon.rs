@@ -70,7 +70,9 @@ pub(super) fn decide_repair(
             ],
         );
     }
-    crate::movement::check_not_recovering(game, holder_id, "repair a weapon")?;
+    // A3.1: the repair is the holder's one type of act of the RPh (A4.44: not after its
+    // Recovery, its sole act there).
+    crate::rally_phase::check_one_act(game, holder_id, game::RallyPhaseAct::Repair)?;
     if w.repair_tried {
         return refuse(
             ViolationKind::UnitState,

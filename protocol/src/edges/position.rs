@@ -24,7 +24,7 @@ use std::sync::Arc;
 /// The format of [`Position`] this version writes and reads. A change to what a position
 /// carries, or to the order of its fields (bincode reads by order), takes a new number, so a
 /// client of another version says so instead of misreading the state.
-pub const POSITION_FORMAT: u32 = 10;
+pub const POSITION_FORMAT: u32 = 11;
 
 /// A game as one viewer is shown it. The fields past `format` are the rules' state the viewer
 /// may know, in the rules' own terms (units, weapons, the clock, the records and prompts of
@@ -42,6 +42,8 @@ pub struct Position {
     /// Each unit's state; its Wound counter (`wounded`, A17) added in format 4.
     pub units: BTreeMap<UnitId, Unit>,
     pub weapons: BTreeMap<String, Weapon>,
+    /// The records of play; in format 11 its `rally_phase_acts` (A3.1) took the place of its
+    /// `transferred` (A4.431, format 9).
     pub movement: MovementRecord,
     pub wa_chance: Option<WaChance>,
     pub attack: Option<DeclaredAttack>,
@@ -82,7 +84,7 @@ pub struct Position {
     /// `Game::location_mf`); added in format 7.
     pub location_mf: BTreeMap<UnitId, LocationMf>,
     /// Where each unpossessed weapon off its hex's ground level lies (`Game::weapon_lies`,
-    /// A4.43, A4.44); added in format 9, with `movement`'s `transferred` (A4.431).
+    /// A4.43, A4.44); added in format 9.
     pub weapon_lies: BTreeMap<String, Lies>,
     /// A Close Combat stopped half-resolved for a side's Infiltration (`Game::cc_infiltration`,
     /// A11.22); added in format 10.

@@ -377,7 +377,15 @@ impl Fact for WeaponRepairAttempted {
     }
 
     fn apply(&self, game: &mut Game) {
-        let WeaponRepairAttempted { weapon, result, .. } = self;
+        let WeaponRepairAttempted {
+            weapon,
+            holder,
+            result,
+            ..
+        } = self;
+        // A3.1, A9.72: the attempt is the holder's act of the RPh, whatever became of the
+        // weapon.
+        crate::record_rally_phase_act(game, holder, crate::RallyPhaseAct::Repair);
         match result {
             RepairResult::Eliminated => {
                 game.weapons.remove(weapon);

@@ -333,8 +333,13 @@ impl Fact for RallyAttempted {
     }
 
     fn apply(&self, game: &mut Game) {
-        let RallyAttempted { unit, .. } = self;
+        let RallyAttempted { unit, leader } = self;
         game.movement.rallied.insert(unit.clone());
+        // A3.1, A10.6, A10.7: the rally attempt is the unit's act of the RPh, and leading it
+        // is the leader's.
+        for u in std::iter::once(unit).chain(leader) {
+            crate::record_rally_phase_act(game, u, crate::RallyPhaseAct::Rally);
+        }
     }
 
     fn viewed(self, names: &Names<'_>) -> Event {

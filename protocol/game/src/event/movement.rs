@@ -513,6 +513,8 @@ impl Fact for RecoveryAttempted {
             .entry(weapon.clone())
             .or_default()
             .insert(unit.clone());
+        // A4.44: in the RPh the attempt is the unit's sole act there.
+        crate::record_rally_phase_act(game, unit, crate::RallyPhaseAct::Recovery);
     }
 
     fn viewed(self, names: &Names<'_>) -> Event {
@@ -562,12 +564,9 @@ impl Fact for WeaponTransferred {
         if let Some(w) = game.weapons.get_mut(weapon) {
             w.held_by = Some(to.clone());
         }
-        // A4.431, A4.44: a Transfer in the RPh is an act of both units there, where a
-        // Recovery is a unit's sole act.
-        if game.clock.phase() == crate::phase::Phase::Rally {
-            game.movement.transferred.insert(from.clone());
-            game.movement.transferred.insert(to.clone());
-        }
+        // A3.1, A4.431: a Transfer in the RPh is the act of both units there.
+        crate::record_rally_phase_act(game, from, crate::RallyPhaseAct::Transfer);
+        crate::record_rally_phase_act(game, to, crate::RallyPhaseAct::Transfer);
     }
 
     fn viewed(self, names: &Names<'_>) -> Event {

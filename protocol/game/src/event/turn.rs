@@ -282,9 +282,9 @@ fn step_over(game: &mut Game, ended: &Clock, next: &Clock) {
     if ended.phase() != next.phase() && !game.movement.recovery_attempts.is_empty() {
         game.movement.recovery_attempts.clear();
     }
-    // So does a Transfer in the RPh (A4.431), which bars the unit's Recovery there.
-    if ended.phase() != next.phase() && !game.movement.transferred.is_empty() {
-        game.movement.transferred.clear();
+    // A unit's one type of act counts within its RPh (A3.1).
+    if ended.phase() != next.phase() && !game.movement.rally_phase_acts.is_empty() {
+        game.movement.rally_phase_acts.clear();
     }
     if ended.phase() == Phase::Movement && next.phase() != Phase::Movement {
         end_movement_phase(game);

@@ -109,6 +109,8 @@ pub(crate) fn decide(
             ],
         ));
     }
+    // A3.1: the rally attempt is the unit's one type of act of the RPh.
+    crate::rally_phase::check_one_act(game, id, game::RallyPhaseAct::Rally)?;
     if unit.hidden || unit.concealed || unit.underground.is_some() {
         return Err(RuleViolation::with(
             "A10.6",
@@ -180,7 +182,8 @@ pub(crate) fn decide(
                     ],
                 ));
             }
-            crate::movement::check_not_recovering(game, l, "lead a rally")?;
+            // A3.1, A10.6, A10.7: leading a rally is the leader's act of the RPh.
+            crate::rally_phase::check_one_act(game, l, game::RallyPhaseAct::Rally)?;
             if game.movement.rallied.contains(l) {
                 return Err(RuleViolation::with(
                     "A10.6",

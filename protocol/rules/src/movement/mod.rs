@@ -24,9 +24,7 @@ pub(crate) use entry::{
     check_enterable, check_hex_modelled, check_leaving, enter_location, known_enemy, Act,
 };
 pub use portage::RECOVERY_MF;
-pub(crate) use portage::{
-    check_may_possess, check_not_bypassing, check_not_recovering, tried as tried_recovery,
-};
+pub(crate) use portage::{check_may_possess, check_not_bypassing};
 pub(super) use portage::{decide_drop, decide_pick_up, decide_transfer};
 pub(crate) use rout::check_router;
 pub(super) use rout::{

@@ -15,7 +15,7 @@ use game::dice::{DiceSource, Modifier, Roll, RollPurpose};
 use game::event::{DiceRolled, Event, RecoveryAttempted};
 use game::event::{WeaponDropped, WeaponPickedUp, WeaponTransferred};
 use game::phase::Phase;
-use game::{Game, Unit, Weapon};
+use game::{Game, RallyPhaseAct, Unit, Weapon};
 
 pub use game::event::RECOVERY_MF;
 
@@ -291,31 +291,11 @@ pub(crate) fn check_not_bypassing(unit: &Unit, what: &str) -> Result<(), RuleVio
     ))
 }
 
-/// A4.44: a Recovery in the RPh is the unit's sole act there. A unit that attempted one
-/// neither repairs a weapon (A9.72) nor leads a rally (A10.6) in that RPh; `act` says which
-/// it would do.
-pub(crate) fn check_not_recovering(
-    game: &Game,
-    unit: &UnitId,
-    act: &str,
-) -> Result<(), RuleViolation> {
-    if game.clock.phase() == Phase::Rally && tried(game, unit, None) {
-        return Err(RuleViolation::with(
-            "A4.44",
-            ViolationKind::UnitState,
-            pieces![
-                Piece::unit(unit),
-                format!(" attempted a Recovery this RPh, its sole act there: it does not {act}")
-            ],
-        ));
-    }
-    Ok(())
-}
-
 /// A4.44: the unit that may attempt a Recovery at the start of the RPh — either side's, in
 /// the RPh's own step (not its end's WA steps), in the open (a hidden unit's act would reveal
-/// it, A12.3), above ground, in Good Order and unpinned, having done nothing else in the RPh:
-/// no rally attempt, no repair, no other Recovery.
+/// it, A12.3), above ground, in Good Order and unpinned, having done nothing else in the RPh
+/// (`rally_phase::check_one_act`: no rally attempt or rally led, no repair, no Transfer) and
+/// attempted no other Recovery.
 fn rally_phase_recoverer<'g>(
     game: &'g Game,
     by: Side,
@@ -349,32 +329,11 @@ fn rally_phase_recoverer<'g>(
             " is pinned: only an unpinned unit attempts a Recovery",
         );
     }
-    if game.movement.rallied.contains(id) {
-        return refuse(
-            ViolationKind::UnitState,
-            " attempted to rally this RPh: a Recovery there is a unit's sole act",
-        );
-    }
-    if game
-        .weapons
-        .values()
-        .any(|w| w.repair_tried && w.held_by.as_ref() == Some(id))
-    {
-        return refuse(
-            ViolationKind::UnitState,
-            " attempted a repair this RPh: a Recovery there is a unit's sole act",
-        );
-    }
+    crate::rally_phase::check_one_act(game, id, RallyPhaseAct::Recovery)?;
     if tried(game, id, None) {
         return refuse(
             ViolationKind::UnitState,
             " attempted a Recovery this RPh already: it is a unit's sole act there",
-        );
-    }
-    if game.movement.transferred.contains(id) {
-        return refuse(
-            ViolationKind::UnitState,
-            " gave or took a SW by Transfer this RPh (A4.431): a Recovery there is a unit's sole act",
         );
     }
     Ok(unit)
@@ -410,9 +369,10 @@ fn check_no_known_enemy(
 /// APh — before either unit advances, the reading of "start" the engine makes — a SW passes
 /// from the unit possessing it to another of the side's units in its Location, both in Good
 /// Order and unpinned, at no MF. In the RPh it is made in the phase's own step, as a Recovery
-/// is, and a Recovery there being a unit's sole act (A4.44), a unit that attempted one neither
-/// gives nor takes a SW (so a SW Recovered in the RPh is not transferred in it), and one that
-/// gave or took one attempts no Recovery after (`MovementRecord::transferred`). One as a
+/// is, as each unit's one type of act there (A3.1, `rally_phase::check_one_act`): a unit that
+/// attempted a Recovery (its sole act, A4.44; so a SW Recovered in the RPh is not transferred
+/// in it), a rally, led one, or attempted a repair neither gives nor takes a SW, and one that
+/// gave or took one attempts none of those after. One as a
 /// sub-unit is created is not modelled; nor one by a unit under "?", whose weapons the enemy
 /// does not see (the transfer would show or hide one), or a hidden one (A12.3).
 pub(crate) fn decide_transfer(
@@ -464,7 +424,7 @@ pub(crate) fn decide_transfer(
     for unit in [giver, taker] {
         check_may_possess(&unit.id, unit.kind)?;
         super::check_not_hidden(unit, "transferring a support weapon")?;
-        check_not_recovering(game, &unit.id, "give or take a SW by Transfer")?;
+        crate::rally_phase::check_one_act(game, &unit.id, RallyPhaseAct::Transfer)?;
         let why = if unit.concealed {
             Some((
                 ViolationKind::NotModelled,
