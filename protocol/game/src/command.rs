@@ -267,24 +267,12 @@ impl Command {
                         },
                     )
                     .collect(),
-                withdrawals: withdrawals
-                    .into_iter()
-                    .map(|CcWithdrawal { units, to }| CcWithdrawal {
-                        units: all(units),
-                        to,
-                    })
-                    .collect(),
+                withdrawals: withdrawals_mapped(withdrawals, &mut all),
                 no_ambush,
             },
             Command::Infiltrate { hex, withdrawals } => Command::Infiltrate {
                 hex,
-                withdrawals: withdrawals
-                    .into_iter()
-                    .map(|CcWithdrawal { units, to }| CcWithdrawal {
-                        units: all(units),
-                        to,
-                    })
-                    .collect(),
+                withdrawals: withdrawals_mapped(withdrawals, &mut all),
             },
             Command::Bypass { units, hex, along } => Command::Bypass {
                 units: all(units),
@@ -555,4 +543,19 @@ impl Outcome {
         .into_iter()
         .find(|o| o.name() == word)
     }
+}
+
+/// `withdrawals` with every unit renamed by `all`: one mapping for a CC designation's
+/// withdrawals (A11.2) and an Infiltration's (A11.22).
+fn withdrawals_mapped(
+    withdrawals: Vec<CcWithdrawal>,
+    all: &mut impl FnMut(Vec<UnitId>) -> Vec<UnitId>,
+) -> Vec<CcWithdrawal> {
+    withdrawals
+        .into_iter()
+        .map(|CcWithdrawal { units, to }| CcWithdrawal {
+            units: all(units),
+            to,
+        })
+        .collect()
 }

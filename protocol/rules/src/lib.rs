@@ -485,6 +485,17 @@ fn map_names(game: &Game, command: &Command) -> Option<Command> {
         return None;
     }
     let c = |h: &board::hex::Hex| geometry.canonical(*h);
+    // A withdrawal's destination by the map's own name: a CC designation's (A11.2) and an
+    // Infiltration's (A11.22) alike.
+    let withdrawals_to = |withdrawals: &[game::command::CcWithdrawal]| -> Vec<_> {
+        withdrawals
+            .iter()
+            .map(|w| game::command::CcWithdrawal {
+                units: w.units.clone(),
+                to: c(&w.to),
+            })
+            .collect()
+    };
     let renamed = match command {
         Command::Move { units, to } => Command::Move {
             units: units.clone(),
@@ -503,24 +514,12 @@ fn map_names(game: &Game, command: &Command) -> Option<Command> {
         } => Command::CloseCombat {
             hex: c(hex),
             attacks: attacks.clone(),
-            withdrawals: withdrawals
-                .iter()
-                .map(|w| game::command::CcWithdrawal {
-                    units: w.units.clone(),
-                    to: c(&w.to),
-                })
-                .collect(),
+            withdrawals: withdrawals_to(withdrawals),
             no_ambush: *no_ambush,
         },
         Command::Infiltrate { hex, withdrawals } => Command::Infiltrate {
             hex: c(hex),
-            withdrawals: withdrawals
-                .iter()
-                .map(|w| game::command::CcWithdrawal {
-                    units: w.units.clone(),
-                    to: c(&w.to),
-                })
-                .collect(),
+            withdrawals: withdrawals_to(withdrawals),
         },
         Command::Bypass { units, hex, along } => Command::Bypass {
             units: units.clone(),

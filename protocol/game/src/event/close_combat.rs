@@ -187,13 +187,7 @@ impl Fact for CloseCombatDesignated {
                     defenders: names.names(&a.defenders),
                 })
                 .collect(),
-            withdrawals: withdrawals
-                .into_iter()
-                .map(|w| crate::command::CcWithdrawal {
-                    units: names.names(&w.units),
-                    to: w.to,
-                })
-                .collect(),
+            withdrawals: withdrawals_viewed(withdrawals, names),
             no_ambush,
         })
     }
@@ -422,13 +416,7 @@ impl Fact for InfiltrationChosen {
         Event::InfiltrationChosen(InfiltrationChosen {
             by,
             hex,
-            withdrawals: withdrawals
-                .into_iter()
-                .map(|w| crate::command::CcWithdrawal {
-                    units: names.names(&w.units),
-                    to: w.to,
-                })
-                .collect(),
+            withdrawals: withdrawals_viewed(withdrawals, names),
         })
     }
 
@@ -454,4 +442,19 @@ impl Fact for InfiltrationChosen {
             moves.join(", ")
         )
     }
+}
+
+/// Withdrawals from Melee as a viewer receives them, each unit by the name he knows it by:
+/// one reading for a CC designation's withdrawals (A11.2) and an Infiltration's (A11.22).
+fn withdrawals_viewed(
+    withdrawals: Vec<crate::command::CcWithdrawal>,
+    names: &Names<'_>,
+) -> Vec<crate::command::CcWithdrawal> {
+    withdrawals
+        .into_iter()
+        .map(|w| crate::command::CcWithdrawal {
+            units: names.names(&w.units),
+            to: w.to,
+        })
+        .collect()
 }
